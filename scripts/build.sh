@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the wasm module and fills pkg/ (the npm package) from pkg-template/.
+# Usage: scripts/build.sh   (runs scripts/setup.sh first when needed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+[ -f target/toolchain.env ] || bash scripts/setup.sh
+load_wasm_toolchain
+
+log "compiling to wasm32 ($WASM_ROUTE toolchain)"
+RUSTFLAGS="${RUSTFLAGS:-} -D warnings" wasm_cargo build --release --lib --quiet
+wasm="$WASM_TARGET_DIR/wasm32-unknown-unknown/release/log_endpoints.wasm"
+
+rm -rf pkg && mkdir -p pkg
+wasm-bindgen --target web --out-dir pkg --out-name log_endpoints "$wasm"
+cp -R pkg-template/. pkg/
+version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
+node -e '
+  const fs = require("fs");
+  const p = JSON.parse(fs.readFileSync("pkg/package.json", "utf8"));
+  p.version = process.argv[1];
+  fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
+' "$version"
+# Make the package importable by its name from this checkout's tests and tools.
+mkdir -p node_modules && ln -sfn ../pkg node_modules/log-endpoints
+log "pkg/ ready: $(du -h pkg/log_endpoints_bg.wasm | cut -f1) wasm"

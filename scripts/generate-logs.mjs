@@ -1,0 +1,149 @@
+// Deterministic generator of realistic Supabase-style logs (edge request logs and
+// edge function logs), as NDJSON. Same seed, same output.
+//
+//   node scripts/generate-logs.mjs --stream edge_logs --count 100000 --end 2026-11-20T12:00:00Z > edge.ndjson
+//
+// Also imported by the demo, the worker's dev server and the tests.
+
+const PATHS = [
+  // [weight, path template]: roughly the mix of a busy project
+  [46, "/rest/v1/{table}?select=*&limit=20"],
+  [9, "/rest/v1/rpc/{rpc}"],
+  [14, "/auth/v1/token?grant_type=refresh_token"],
+  [5, "/auth/v1/user"],
+  [11, "/storage/v1/object/public/{bucket}/{file}"],
+  [3, "/storage/v1/object/sign/{bucket}/{file}"],
+  [6, "/realtime/v1/websocket?apikey=anon&vsn=1.0.0"],
+  [4, "/functions/v1/{fn}"],
+  [2, "/graphql/v1"],
+];
+const TABLES = ["todos", "profiles", "orders", "messages", "events", "items", "comments", "invoices"];
+const BUCKETS = ["avatars", "images", "docs"];
+const METHODS = ["GET", "GET", "GET", "POST", "PATCH", "DELETE"];
+
+/** Mulberry32: small, fast, good enough for test data. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick(random, list) {
+  return list[Math.floor(random() * list.length)];
+}
+
+function weighted(random, pairs) {
+  const total = pairs.reduce((s, [w]) => s + w, 0);
+  let x = random() * total;
+  for (const [w, v] of pairs) {
+    if ((x -= w) < 0) return v;
+  }
+  return pairs[pairs.length - 1][1];
+}
+
+/** Standard normal from two uniforms (Box-Muller). */
+function normal(random) {
+  return Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+}
+
+export function projectRefs(count = 5, seed = 7) {
+  const random = rng(seed);
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  return Array.from({ length: count }, () => Array.from({ length: 20 }, () => pick(random, letters)).join(""));
+}
+
+function hex(random, n) {
+  let s = "";
+  for (let i = 0; i < n; i++) s += Math.floor(random() * 16).toString(16);
+  return s;
+}
+
+function uuid(random) {
+  const h = hex(random, 32);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * Yields `count` entries of `stream` ("edge_logs" | "function_edge_logs"), spread
+ * evenly over `spanMs` milliseconds ending at `endMs`, oldest first.
+ */
+export function* generate({ stream, count, endMs, spanMs = 7 * 24 * 3600 * 1000, seed = 1, projects = projectRefs(), functions = 24 }) {
+  const random = rng(seed + (stream === "edge_logs" ? 0 : 1_000_003));
+  const startUs = (endMs - spanMs) * 1000;
+  const stepUs = (spanMs * 1000) / Math.max(count, 1);
+  const functionIds = Array.from({ length: functions }, (_, i) => `fn-${String(i).padStart(2, "0")}-${hex(rng(i), 6)}`);
+  for (let i = 0; i < count; i++) {
+    // Mostly ordered, with a little jitter, as real shipped batches are.
+    const timestamp = Math.floor(startUs + i * stepUs + random() * stepUs);
+    const project = projects[Math.min(projects.length - 1, Math.floor(Math.pow(random(), 1.6) * projects.length))];
+    const failed = random() < 0.04;
+    const status = failed ? pick(random, [400, 401, 403, 404, 409, 500, 502, 503]) : pick(random, [200, 200, 200, 201, 204, 304]);
+    if (stream === "edge_logs") {
+      const method = pick(random, METHODS);
+      const path = weighted(random, PATHS)
+        .replace("{table}", pick(random, TABLES))
+        .replace("{rpc}", `get_${pick(random, TABLES)}_stats`)
+        .replace("{bucket}", pick(random, BUCKETS))
+        .replace("{file}", `${hex(random, 8)}.png`)
+        .replace("{fn}", pick(random, functionIds));
+      const host = `${project}.supabase.co`;
+      yield {
+        id: uuid(random),
+        timestamp,
+        event_message: `${method} | ${status} | ${random() < 0.5 ? "203.0.113." : "198.51.100."}${Math.floor(random() * 255)} | ${uuid(random).slice(0, 18)} | https://${host}${path} | Mozilla/5.0`,
+        project,
+        metadata: [{
+          request: [{ method, path: path.split("?")[0], url: `https://${host}${path}`, host, protocol: "https:",
+                      headers: [{ user_agent: "Mozilla/5.0", x_client_info: "supabase-js/2.45.0" }] }],
+          response: [{ status_code: status, origin_time: Math.round(Math.exp(3 + normal(random))) }],
+        }],
+      };
+    } else {
+      // Log-normal execution times with a heavy tail; a few with no time at all.
+      const execution = random() < 0.01 ? null : Math.round(Math.exp(3.4 + 0.9 * normal(random)) * 10) / 10;
+      const fn = functionIds[Math.floor(Math.pow(random(), 2) * functionIds.length)];
+      yield {
+        id: uuid(random),
+        timestamp,
+        event_message: `POST | ${status} | https://${project}.supabase.co/functions/v1/${fn}`,
+        metadata: [{
+          project_ref: project, function_id: fn, execution_time_ms: execution, deployment_id: `${project}_${fn}_3`,
+          execution_id: uuid(random), version: "3",
+          request: [{ method: "POST", url: `https://${project}.supabase.co/functions/v1/${fn}` }],
+          response: [{ status_code: status }],
+        }],
+      };
+    }
+  }
+}
+
+export function ndjson(entries) {
+  let out = "";
+  for (const e of entries) out += JSON.stringify(e) + "\n";
+  return out;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = Object.fromEntries(
+    process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith("--") ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
+  );
+  const stream = args.stream ?? "edge_logs";
+  const count = Number(args.count ?? 1000);
+  const endMs = args.end ? Date.parse(args.end) : Date.now();
+  const seed = Number(args.seed ?? 1);
+  const out = process.stdout;
+  let buffer = "";
+  for (const entry of generate({ stream, count, endMs, seed })) {
+    buffer += JSON.stringify(entry) + "\n";
+    if (buffer.length > 1 << 20) {
+      out.write(buffer);
+      buffer = "";
+    }
+  }
+  out.write(buffer);
+}

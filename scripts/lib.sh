@@ -1,0 +1,26 @@
+# Shared helpers for the scripts in this folder (sourced, not run).
+log() { echo "[$(basename "$0" .sh)] $*" >&2; }
+die() { echo "[$(basename "$0" .sh)] error: $*" >&2; exit 1; }
+
+# Puts cargo's bin folder on PATH (wasm-bindgen is installed there).
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# Loads target/toolchain.env and sets up the variables the wasm build needs.
+load_wasm_toolchain() {
+  [ -f target/toolchain.env ] || die "run scripts/setup.sh first"
+  # shellcheck disable=SC1091
+  source target/toolchain.env
+  WASM_TARGET_DIR=target/wasm
+  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+}
+
+# Runs the wasm toolchain's cargo with its compiler and flags: wasm_cargo build|test ...
+wasm_cargo() {
+  local sub=$1; shift
+  local build_std=()
+  [ -n "$WASM_BUILD_STD" ] && build_std=("$WASM_BUILD_STD")
+  local bootstrap=()
+  [ "$WASM_BOOTSTRAP" = 1 ] && bootstrap=(RUSTC_BOOTSTRAP=1)
+  env "${bootstrap[@]}" RUSTC="$WASM_RUSTC" CARGO_TARGET_DIR="$WASM_TARGET_DIR" \
+    "$WASM_CARGO" "$sub" --target wasm32-unknown-unknown "${build_std[@]}" "$@"
+}

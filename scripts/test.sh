@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite: what CI runs (.ci/run) and what the README tells a new
+# machine to type. Installs what it needs first; exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+started=$(date +%s)
+stage() { echo; echo "=== $* ($(( $(date +%s) - started ))s)"; }
+
+stage "setup"
+bash scripts/setup.sh
+load_wasm_toolchain
+
+stage "cargo fmt --check"
+cargo fmt --all -- --check
+
+stage "cargo clippy"
+cargo clippy --all-targets --quiet -- -D warnings
+
+stage "native tests (cargo test)"
+cargo test --quiet
+
+stage "build wasm package (pkg/)"
+bash scripts/build.sh
+
+stage "wasm tests in Node (wasm-bindgen-test-runner)"
+wasm_cargo test --test wasm
+
+stage "Node tests (package by name, edge worker on workerd)"
+node --test --test-reporter=spec tests/node/
+
+echo
+echo "=== all test stages passed in $(( $(date +%s) - started ))s"

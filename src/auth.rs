@@ -1,0 +1,138 @@
+//! API keys: which keys exist, what each may read, and checking a presented key
+//! without leaking through timing which key (or which prefix) came close.
+
+use crate::endpoints::{EndpointKind, Query};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKey {
+    secret: String,
+    /// `None`: every endpoint.
+    endpoints: Option<Vec<EndpointKind>>,
+    /// `None`: every project.
+    projects: Option<Vec<String>>,
+}
+
+impl ApiKey {
+    pub fn new(secret: impl Into<String>) -> Result<ApiKey> {
+        let secret = secret.into();
+        if secret.is_empty() {
+            return Err(Error::InvalidConfig {
+                reason: "an API key is empty".into(),
+            });
+        }
+        Ok(ApiKey {
+            secret,
+            endpoints: None,
+            projects: None,
+        })
+    }
+
+    /// Restricts the key to these endpoints (names or UUIDs).
+    pub fn only_endpoints<S: AsRef<str>>(mut self, endpoints: &[S]) -> Result<ApiKey> {
+        let kinds = endpoints
+            .iter()
+            .map(|e| {
+                EndpointKind::resolve(e.as_ref()).map_err(|_| Error::InvalidConfig {
+                    reason: format!(
+                        "API key restriction names unknown endpoint `{}`",
+                        e.as_ref()
+                    ),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.endpoints = Some(kinds);
+        Ok(self)
+    }
+
+    /// Restricts the key to these project references.
+    pub fn only_projects<S: AsRef<str>>(mut self, projects: &[S]) -> ApiKey {
+        self.projects = Some(projects.iter().map(|p| p.as_ref().to_owned()).collect());
+        self
+    }
+
+    pub fn may_use(&self, kind: EndpointKind) -> Result<()> {
+        match &self.endpoints {
+            Some(allowed) if !allowed.contains(&kind) => Err(Error::Forbidden {
+                reason: format!("this API key may not query endpoint {}", kind.name()),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// For usage.api-counts the project is a pattern; a restricted key must send
+    /// one of its projects literally, so it cannot match other projects' URLs
+    /// with a wider pattern.
+    pub fn may_read(&self, query: &Query) -> Result<()> {
+        match &self.projects {
+            Some(allowed) if !allowed.iter().any(|p| p == query.project()) => {
+                Err(Error::Forbidden {
+                    reason: "this API key may not read the requested project".into(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Equality whose running time depends only on the lengths, not on where the
+/// inputs first differ.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u64;
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= u64::from(x ^ y);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct KeyRing {
+    keys: Vec<ApiKey>,
+}
+
+impl KeyRing {
+    pub fn new(keys: Vec<ApiKey>) -> KeyRing {
+        KeyRing { keys }
+    }
+
+    /// The key matching `presented`; every configured key is compared, always.
+    pub fn check(&self, presented: Option<&str>) -> Result<&ApiKey> {
+        let presented = presented
+            .filter(|k| !k.is_empty())
+            .ok_or(Error::MissingApiKey)?;
+        let mut found = None;
+        for key in &self.keys {
+            if constant_time_eq(key.secret.as_bytes(), presented.as_bytes()) && found.is_none() {
+                found = Some(key);
+            }
+        }
+        found.ok_or(Error::InvalidApiKey)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys() {
+        let ring = KeyRing::new(vec![
+            ApiKey::new("secret").unwrap(),
+            ApiKey::new("other").unwrap(),
+        ]);
+        assert!(ring.check(Some("secret")).is_ok());
+        assert!(ring.check(Some("other")).is_ok());
+        assert_eq!(ring.check(Some("secre")).unwrap_err(), Error::InvalidApiKey);
+        assert_eq!(
+            ring.check(Some("secrets")).unwrap_err(),
+            Error::InvalidApiKey
+        );
+        assert_eq!(ring.check(None).unwrap_err(), Error::MissingApiKey);
+        assert_eq!(ring.check(Some("")).unwrap_err(), Error::MissingApiKey);
+        assert!(ApiKey::new("").is_err());
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"a", b""));
+    }
+}

@@ -1,0 +1,109 @@
+//! The result cache of contract section 3: per (endpoint, parameter values), for
+//! the endpoint's cache seconds from when the result was computed. Warming
+//! re-computes entries that are still in use every cache-warming interval; an
+//! entry nobody has asked for in a whole cache period is dropped instead.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::endpoints::Query;
+use crate::timestamp::{Micros, SECOND};
+
+pub struct CachedResult {
+    pub body: Arc<str>,
+    pub computed_at: Micros,
+    pub last_used: Micros,
+}
+
+/// Whether a result came from the cache, and for how many more seconds it is good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheStatus {
+    pub hit: bool,
+    pub max_age_seconds: u64,
+}
+
+#[derive(Default)]
+pub struct ResultCache {
+    entries: HashMap<Query, CachedResult>,
+}
+
+fn lifetime(query: &Query) -> Option<Micros> {
+    query.kind().cache_seconds().map(|s| s as Micros * SECOND)
+}
+
+fn remaining_seconds(expires_at: Micros, now: Micros) -> u64 {
+    let left = expires_at.saturating_sub(now).max(0);
+    (left as u64).div_ceil(SECOND as u64)
+}
+
+impl ResultCache {
+    /// A fresh cached body for `query` at `now`, marking it used.
+    pub fn get(&mut self, query: &Query, now: Micros) -> Option<(Arc<str>, CacheStatus)> {
+        let ttl = lifetime(query)?;
+        let entry = self.entries.get_mut(query)?;
+        // A clock that went backwards (a test, a host clock step) is not a hit either.
+        if now >= entry.computed_at.saturating_add(ttl) || now < entry.computed_at {
+            return None;
+        }
+        entry.last_used = now;
+        let status = CacheStatus {
+            hit: true,
+            max_age_seconds: remaining_seconds(entry.computed_at + ttl, now),
+        };
+        Some((entry.body.clone(), status))
+    }
+
+    /// Stores a fresh result; returns the status of a miss, or `None` when the
+    /// endpoint is not cached.
+    pub fn put(&mut self, query: &Query, body: Arc<str>, now: Micros) -> Option<CacheStatus> {
+        let ttl = lifetime(query)?;
+        self.entries.insert(
+            query.clone(),
+            CachedResult {
+                body,
+                computed_at: now,
+                last_used: now,
+            },
+        );
+        Some(CacheStatus {
+            hit: false,
+            max_age_seconds: remaining_seconds(now + ttl, now),
+        })
+    }
+
+    /// Drops entries unused for a whole cache period and returns the queries due
+    /// for re-computation (computed at least one warming interval ago).
+    pub fn due_for_warming(&mut self, now: Micros) -> Vec<Query> {
+        self.entries.retain(|query, entry| {
+            lifetime(query).is_some_and(|ttl| {
+                now < entry.last_used.saturating_add(ttl) && now >= entry.computed_at
+            })
+        });
+        self.entries
+            .iter()
+            .filter(|(query, entry)| {
+                query
+                    .kind()
+                    .cache_warming_seconds()
+                    .is_some_and(|w| now >= entry.computed_at.saturating_add(w as Micros * SECOND))
+            })
+            .map(|(query, _)| query.clone())
+            .collect()
+    }
+
+    /// Replaces a warmed entry's body, keeping when it was last used.
+    pub fn refresh(&mut self, query: &Query, body: Arc<str>, now: Micros) {
+        if let Some(entry) = self.entries.get_mut(query) {
+            entry.body = body;
+            entry.computed_at = now;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+}

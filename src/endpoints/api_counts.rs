@@ -1,0 +1,169 @@
+//! usage.api-counts: time-bucketed request counts of one project (matched by a
+//! regular expression on the request URL), split by API area.
+
+use regex::{Regex, RegexBuilder};
+
+use crate::error::{Error, Result};
+use crate::ingest::area;
+use crate::json;
+use crate::store::{lower_bound, EdgeTable, NONE};
+use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
+
+/// Largest compiled program accepted for the `project` pattern, in bytes.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ApiCountsInterval {
+    Minutely,
+    Hourly,
+    Daily,
+}
+
+impl ApiCountsInterval {
+    pub fn parse(value: &str) -> Result<ApiCountsInterval> {
+        match value {
+            "minutely" => Ok(ApiCountsInterval::Minutely),
+            "hourly" => Ok(ApiCountsInterval::Hourly),
+            "daily" => Ok(ApiCountsInterval::Daily),
+            other => Err(Error::invalid(
+                "interval",
+                format!(
+                    "`{}` is not one of minutely, hourly, daily",
+                    other.chars().take(50).collect::<String>()
+                ),
+            )),
+        }
+    }
+
+    /// (window counted back from now, bucket width).
+    pub fn window_and_bucket(self) -> (Micros, Micros) {
+        match self {
+            ApiCountsInterval::Minutely => (60 * MINUTE, MINUTE),
+            ApiCountsInterval::Hourly => (HOUR, HOUR),
+            ApiCountsInterval::Daily => (7 * DAY, DAY),
+        }
+    }
+}
+
+pub(super) fn compile_project_regex(pattern: &str) -> Result<Regex> {
+    RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(2 * REGEX_SIZE_LIMIT)
+        .nest_limit(100)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => Error::invalid(
+                "project",
+                format!("the regular expression is too large (compiled size limit {limit} bytes)"),
+            ),
+            other => Error::invalid(
+                "project",
+                format!(
+                    "not a valid regular expression: {}",
+                    other.to_string().lines().last().unwrap_or("syntax error")
+                ),
+            ),
+        })
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    rest: i64,
+    storage: i64,
+    auth: i64,
+    realtime: i64,
+}
+
+impl Counts {
+    fn add(&mut self, areas: u8) {
+        self.rest += i64::from(areas & area::REST != 0);
+        self.storage += i64::from(areas & area::STORAGE != 0);
+        self.auth += i64::from(areas & area::AUTH != 0);
+        self.realtime += i64::from(areas & area::REALTIME != 0);
+    }
+}
+
+fn push_row(out: &mut String, rows: &mut usize, bucket: Micros, counts: Counts) {
+    if *rows > 0 {
+        out.push(',');
+    }
+    *rows += 1;
+    out.push('{');
+    json::push_key(out, "timestamp");
+    json::push_str(out, &format_datetime(bucket));
+    out.push(',');
+    json::push_key(out, "total_rest_requests");
+    json::push_int(out, counts.rest);
+    out.push(',');
+    json::push_key(out, "total_storage_requests");
+    json::push_int(out, counts.storage);
+    out.push(',');
+    json::push_key(out, "total_auth_requests");
+    json::push_int(out, counts.auth);
+    out.push(',');
+    json::push_key(out, "total_realtime_requests");
+    json::push_int(out, counts.realtime);
+    out.push('}');
+}
+
+pub(super) fn run(
+    table: &EdgeTable,
+    project: &Regex,
+    interval: ApiCountsInterval,
+    now: Micros,
+    out: &mut String,
+) {
+    let (window, width) = interval.window_and_bucket();
+    let start = lower_bound(&table.timestamp, now.saturating_sub(window));
+
+    // The pattern is matched once per distinct URL: 0 = not yet tried, 1 = no, 2 = yes.
+    let mut url_matches = vec![0u8; table.urls.len()];
+    let mut matches_url = |url: u32| -> bool {
+        if url == NONE {
+            return false;
+        }
+        match url_matches.get(url as usize) {
+            Some(2) => true,
+            Some(1) => false,
+            _ => {
+                let hit = project.is_match(table.urls.get(url));
+                if let Some(slot) = url_matches.get_mut(url as usize) {
+                    *slot = if hit { 2 } else { 1 };
+                }
+                hit
+            }
+        }
+    };
+
+    let mut rows = 0usize;
+    let mut current: Option<(Micros, Counts)> = None;
+    for i in start..table.len() {
+        let (first, count) = table.requests[i];
+        if count == 0 {
+            continue;
+        }
+        let bucket = truncate(table.timestamp[i], width);
+        for r in first as usize..(first + count) as usize {
+            if !matches_url(table.request_url[r]) {
+                continue;
+            }
+            match &mut current {
+                Some((b, counts)) if *b == bucket => counts.add(table.request_areas[r]),
+                _ => {
+                    if let Some((b, counts)) = current.take() {
+                        push_row(out, &mut rows, b, counts);
+                        if rows >= super::MAX_ROWS {
+                            return;
+                        }
+                    }
+                    let mut counts = Counts::default();
+                    counts.add(table.request_areas[r]);
+                    current = Some((bucket, counts));
+                }
+            }
+        }
+    }
+    if let Some((b, counts)) = current {
+        push_row(out, &mut rows, b, counts);
+    }
+}

@@ -1,0 +1,119 @@
+//! The one error type of the core. Every failure a caller can see is a variant here,
+//! with a stable machine-readable code, an HTTP status and a message that names
+//! what was wrong (the parameter, the entry, the stream). Keys are never echoed.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A required query parameter is absent or empty.
+    MissingParameter { name: &'static str },
+    /// A parameter is present but its value cannot be used.
+    InvalidParameter { name: String, reason: String },
+    /// `sql` / `lql` were sent to an endpoint whose query sandboxing is disabled.
+    SandboxingDisabled {
+        name: String,
+        endpoint: &'static str,
+    },
+    /// No API key was supplied.
+    MissingApiKey,
+    /// The API key is not one of the configured keys.
+    InvalidApiKey,
+    /// The key is valid but restricted away from this endpoint or project.
+    Forbidden { reason: String },
+    /// No endpoint has this name or UUID.
+    EndpointNotFound { name_or_uuid: String },
+    /// The stream name of an ingest call is not one the endpoints read.
+    UnknownStream { name: String },
+    /// The batch as a whole cannot be read (not JSON, not UTF-8, wrong top-level shape).
+    UnreadableBatch { reason: String },
+    /// The batch exceeds a configured size limit.
+    BatchTooLarge { reason: String },
+    /// Invalid service configuration (constructor options).
+    InvalidConfig { reason: String },
+}
+
+impl Error {
+    /// Stable code, part of the public contract (section 3): never rename one.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::MissingParameter { .. } => "missing_parameter",
+            Error::InvalidParameter { .. } => "invalid_parameter",
+            Error::SandboxingDisabled { .. } => "sandboxing_disabled",
+            Error::MissingApiKey => "missing_api_key",
+            Error::InvalidApiKey => "invalid_api_key",
+            Error::Forbidden { .. } => "forbidden",
+            Error::EndpointNotFound { .. } => "endpoint_not_found",
+            Error::UnknownStream { .. } => "unknown_stream",
+            Error::UnreadableBatch { .. } => "unreadable_batch",
+            Error::BatchTooLarge { .. } => "payload_too_large",
+            Error::InvalidConfig { .. } => "invalid_config",
+        }
+    }
+
+    /// HTTP status the edge worker answers with.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::MissingParameter { .. }
+            | Error::InvalidParameter { .. }
+            | Error::SandboxingDisabled { .. }
+            | Error::UnknownStream { .. }
+            | Error::UnreadableBatch { .. }
+            | Error::InvalidConfig { .. } => 400,
+            Error::MissingApiKey | Error::InvalidApiKey => 401,
+            Error::Forbidden { .. } => 403,
+            Error::EndpointNotFound { .. } => 404,
+            Error::BatchTooLarge { .. } => 413,
+        }
+    }
+
+    pub(crate) fn invalid(name: &str, reason: impl Into<String>) -> Self {
+        Error::InvalidParameter {
+            name: name.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The wire form of contract section 3: `{"error":{"code":…,"message":…}}`.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } })
+            .to_string()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::MissingParameter { name } => {
+                write!(f, "missing required parameter `{name}`")
+            }
+            Error::InvalidParameter { name, reason } => {
+                write!(f, "invalid parameter `{name}`: {reason}")
+            }
+            Error::SandboxingDisabled { name, endpoint } => write!(
+                f,
+                "parameter `{name}` is not accepted: query sandboxing is disabled for endpoint {endpoint}"
+            ),
+            Error::MissingApiKey => write!(
+                f,
+                "missing API key: send it in the X-API-KEY header (or Authorization: Bearer, or api_key)"
+            ),
+            Error::InvalidApiKey => write!(f, "invalid API key"),
+            Error::Forbidden { reason } => write!(f, "forbidden: {reason}"),
+            Error::EndpointNotFound { name_or_uuid } => {
+                write!(f, "no endpoint named or with id `{name_or_uuid}`")
+            }
+            Error::UnknownStream { name } => write!(
+                f,
+                "unknown log stream `{name}`: expected edge_logs (cloudflare.logs.prod) or function_edge_logs (deno-relay-logs)"
+            ),
+            Error::UnreadableBatch { reason } => write!(f, "unreadable batch: {reason}"),
+            Error::BatchTooLarge { reason } => write!(f, "batch too large: {reason}"),
+            Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,460 @@
+//! Reading batches: framing (JSON array or NDJSON, as UTF-8 bytes), per-entry
+//! validation with index and reason, and extraction of the fields the endpoints
+//! read. Output is a list of staged rows borrowing from the input; the store
+//! copies them in only once the whole batch has been read.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+use crate::timestamp::{self, Micros};
+
+/// The two log streams the endpoints read (contract section 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stream {
+    Edge,
+    Function,
+}
+
+impl Stream {
+    pub fn from_name(name: &str) -> Result<Stream> {
+        match name {
+            "edge_logs" | "cloudflare.logs.prod" => Ok(Stream::Edge),
+            "function_edge_logs" | "deno-relay-logs" => Ok(Stream::Function),
+            _ => Err(Error::UnknownStream {
+                name: name.chars().take(100).collect(),
+            }),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Edge => "edge_logs",
+            Stream::Function => "function_edge_logs",
+        }
+    }
+}
+
+/// An entry that was not kept, with its 0-based position in the batch.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Rejection {
+    pub index: usize,
+    pub reason: String,
+}
+
+/// Batch framing: the raw JSON text of each entry, in order.
+pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str, String>>> {
+    let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
+        reason: format!("not valid UTF-8 ({e})"),
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        let entries: Vec<&RawValue> =
+            serde_json::from_str(trimmed).map_err(|e| Error::UnreadableBatch {
+                reason: format!("not a valid JSON array ({e})"),
+            })?;
+        return Ok(entries.into_iter().map(|raw| Ok(raw.get())).collect());
+    }
+    if trimmed.is_empty() {
+        return Ok(Vec::new());
+    }
+    // NDJSON: one entry per non-blank line; a line that is not JSON is rejected on its own.
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(line_no, line)| {
+            serde_json::from_str::<&RawValue>(line.trim())
+                .map(|raw| raw.get())
+                .map_err(|e| format!("line {}: not valid JSON ({e})", line_no + 1))
+        })
+        .collect())
+}
+
+/// The top-level fields common to both streams.
+#[derive(Deserialize)]
+struct EntryHead<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    timestamp: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    event_message: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    project: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    metadata: Option<&'a RawValue>,
+}
+
+/// `metadata`, `request` and `response` are REPEATED records: an array, or a single
+/// object standing for a one-element array, or null/absent for none.
+pub(crate) struct Repeated<T>(pub Vec<T>);
+
+impl<T> Default for Repeated<T> {
+    fn default() -> Self {
+        Repeated(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Repeated<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct RepeatedVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for RepeatedVisitor<T> {
+            type Value = Repeated<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of records, a record, or null")
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+                Ok(Repeated(Vec::new()))
+            }
+            fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+                Ok(Repeated(Vec::new()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(1).min(16));
+                while let Some(item) = seq.next_element()? {
+                    items.push(item);
+                }
+                Ok(Repeated(items))
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|one| Repeated(vec![one]))
+            }
+        }
+        deserializer.deserialize_any(RepeatedVisitor(PhantomData))
+    }
+}
+
+#[derive(Deserialize)]
+struct EdgeMetadata<'a> {
+    #[serde(borrow, default)]
+    request: Repeated<EdgeRequest<'a>>,
+}
+
+#[derive(Deserialize)]
+struct EdgeRequest<'a> {
+    #[serde(borrow, default)]
+    url: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    path: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionMetadata<'a> {
+    #[serde(borrow, default)]
+    project_ref: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    execution_time_ms: Option<f64>,
+    #[serde(default)]
+    response: Repeated<FunctionResponse>,
+}
+
+#[derive(Deserialize)]
+struct FunctionResponse {
+    #[serde(default, deserialize_with = "status_code")]
+    status_code: Option<i64>,
+}
+
+/// Status codes are integers; an integral float (`404.0`) is accepted as BigQuery would cast it.
+fn status_code<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<i64>, D::Error> {
+    match Option::<f64>::deserialize(d)? {
+        None => Ok(None),
+        Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => Ok(Some(v as i64)),
+        Some(v) => Err(de::Error::custom(format!(
+            "status_code {v} is not an integer"
+        ))),
+    }
+}
+
+/// Which API areas a request path touches (usage.api-counts).
+pub mod area {
+    pub const REST: u8 = 1;
+    pub const STORAGE: u8 = 2;
+    pub const AUTH: u8 = 4;
+    pub const REALTIME: u8 = 8;
+
+    pub fn of_path(path: &str) -> u8 {
+        let mut bits = 0;
+        if path.contains("/rest") {
+            bits |= REST;
+        }
+        if path.contains("/storage") {
+            bits |= STORAGE;
+        }
+        if path.contains("/auth") {
+            bits |= AUTH;
+        }
+        if path.contains("/realtime") {
+            bits |= REALTIME;
+        }
+        bits
+    }
+}
+
+pub(crate) struct StagedRequest<'a> {
+    pub url: Option<Cow<'a, str>>,
+    pub areas: u8,
+}
+
+/// One accepted edge entry, borrowing from the batch.
+pub(crate) struct StagedEdge<'a> {
+    pub timestamp: Micros,
+    pub id: Cow<'a, str>,
+    pub event_message: Option<Cow<'a, str>>,
+    pub project: Option<Cow<'a, str>>,
+    /// The raw JSON text of `metadata`, exactly as handed in.
+    pub metadata: Option<&'a str>,
+    pub requests: Vec<StagedRequest<'a>>,
+}
+
+/// One row of a function entry: a (metadata, response) pair, as the reference's
+/// `CROSS JOIN UNNEST(metadata) … UNNEST(response)` sees it. A metadata record with
+/// no response still gives one row (with no status), so no entry goes uncounted.
+pub(crate) struct StagedInvocation<'a> {
+    pub timestamp: Micros,
+    pub project_ref: Option<Cow<'a, str>>,
+    pub function_id: Option<Cow<'a, str>>,
+    pub execution_time_ms: Option<f64>,
+    pub status_code: Option<i64>,
+}
+
+struct Head<'a> {
+    timestamp: Micros,
+    id: Cow<'a, str>,
+    event_message: Option<Cow<'a, str>>,
+    project: Option<Cow<'a, str>>,
+    metadata: Option<&'a str>,
+}
+
+fn read_head(raw: &str) -> std::result::Result<Head<'_>, String> {
+    if !raw.starts_with('{') {
+        return Err("entry is not a JSON object".into());
+    }
+    let head: EntryHead =
+        serde_json::from_str(raw).map_err(|e| format!("unreadable entry ({e})"))?;
+    let id = match head.id.map(RawValue::get) {
+        None | Some("null") => return Err("missing `id`".into()),
+        Some(text) => read_id(text)?,
+    };
+    let timestamp = match head.timestamp.map(RawValue::get) {
+        None | Some("null") => return Err("missing `timestamp`".into()),
+        Some(text) => read_timestamp(text)?,
+    };
+    let event_message = optional_string(head.event_message, "event_message")?;
+    let project = optional_string(head.project, "project")?;
+    let metadata = head.metadata.map(RawValue::get).filter(|m| *m != "null");
+    Ok(Head {
+        timestamp,
+        id,
+        event_message,
+        project,
+        metadata,
+    })
+}
+
+fn read_id(text: &str) -> std::result::Result<Cow<'_, str>, String> {
+    if text.starts_with('"') {
+        let id: Cow<str> =
+            serde_json::from_str(text).map_err(|e| format!("`id` is not a valid string ({e})"))?;
+        if id.is_empty() {
+            return Err("`id` is empty".into());
+        }
+        Ok(id)
+    } else if text.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        Ok(Cow::Borrowed(text))
+    } else {
+        Err(format!("`id` must be a string, not {}", describe(text)))
+    }
+}
+
+fn read_timestamp(text: &str) -> std::result::Result<Micros, String> {
+    if text.starts_with('"') {
+        let s: Cow<str> = serde_json::from_str(text)
+            .map_err(|e| format!("`timestamp` is not a valid string ({e})"))?;
+        return timestamp::parse_iso(&s).map_err(|e| format!("invalid `timestamp`: {e}"));
+    }
+    let out_of_range =
+        || format!("invalid `timestamp`: {text} is outside the supported range (years 1 to 9999)");
+    if let Ok(int) = text.parse::<i128>() {
+        return timestamp::from_integer(int).ok_or_else(out_of_range);
+    }
+    match text.parse::<f64>() {
+        Ok(float) => timestamp::from_float(float).ok_or_else(out_of_range),
+        Err(_) => Err(format!(
+            "`timestamp` must be a number or an ISO 8601 string, not {}",
+            describe(text)
+        )),
+    }
+}
+
+fn optional_string<'a>(
+    raw: Option<&'a RawValue>,
+    field: &str,
+) -> std::result::Result<Option<Cow<'a, str>>, String> {
+    match raw.map(RawValue::get) {
+        None | Some("null") => Ok(None),
+        Some(text) if text.starts_with('"') => serde_json::from_str(text)
+            .map(Some)
+            .map_err(|e| format!("`{field}` is not a valid string ({e})")),
+        Some(text) => Err(format!(
+            "`{field}` must be a string, not {}",
+            describe(text)
+        )),
+    }
+}
+
+fn describe(json: &str) -> &'static str {
+    match json.as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+pub(crate) fn read_edge(raw: &str) -> std::result::Result<StagedEdge<'_>, String> {
+    let head = read_head(raw)?;
+    let mut requests = Vec::new();
+    if let Some(metadata) = head.metadata {
+        let records: Repeated<EdgeMetadata> =
+            serde_json::from_str(metadata).map_err(|e| format!("unreadable `metadata` ({e})"))?;
+        for record in records.0 {
+            for request in record.request.0 {
+                requests.push(StagedRequest {
+                    areas: request.path.as_deref().map_or(0, area::of_path),
+                    url: request.url,
+                });
+            }
+        }
+    }
+    Ok(StagedEdge {
+        timestamp: head.timestamp,
+        id: head.id,
+        event_message: head.event_message,
+        project: head.project,
+        metadata: head.metadata,
+        requests,
+    })
+}
+
+pub(crate) fn read_function<'a>(
+    raw: &'a str,
+    rows: &mut Vec<StagedInvocation<'a>>,
+) -> std::result::Result<(), String> {
+    let head = read_head(raw)?;
+    let Some(metadata) = head.metadata else {
+        return Ok(());
+    };
+    let records: Repeated<FunctionMetadata> =
+        serde_json::from_str(metadata).map_err(|e| format!("unreadable `metadata` ({e})"))?;
+    for record in records.0 {
+        let statuses: Vec<Option<i64>> = if record.response.0.is_empty() {
+            vec![None]
+        } else {
+            record.response.0.iter().map(|r| r.status_code).collect()
+        };
+        for status_code in statuses {
+            rows.push(StagedInvocation {
+                timestamp: head.timestamp,
+                project_ref: record.project_ref.clone(),
+                function_id: record.function_id.clone(),
+                execution_time_ms: record.execution_time_ms,
+                status_code,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_arrays_and_ndjson() {
+        let array = split_entries(br#" [{"a":1}, 2, {"b":[1,2]}] "#).unwrap_or_default();
+        assert_eq!(array.len(), 3);
+        let nd = split_entries(b"{\"a\":1}\n\n{oops\n{\"c\":3}\n").unwrap_or_default();
+        assert_eq!(nd.len(), 3);
+        assert!(nd[1].as_ref().is_err_and(|e| e.starts_with("line 3")));
+        assert!(split_entries(b"[1, 2").is_err());
+        assert!(split_entries(&[0xff, 0xfe]).is_err());
+        assert_eq!(split_entries(b"  \n ").map(|v| v.len()), Ok(0));
+    }
+
+    #[test]
+    fn edge_entry_fields() {
+        let raw = r#"{"id":"a","timestamp":"2026-11-20T10:00:00Z","event_message":"GET","project":"p","metadata":{"request":{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}}}"#;
+        let entry = read_edge(raw).map_err(|e| e.to_string());
+        let entry = entry.as_ref().map_err(Clone::clone);
+        assert!(entry.is_ok(), "{entry:?}", entry = entry.err());
+        if let Ok(entry) = entry {
+            assert_eq!(entry.requests.len(), 1);
+            assert_eq!(entry.requests[0].areas, area::REST);
+            assert_eq!(
+                entry.metadata,
+                Some(
+                    r#"{"request":{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}}"#
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn rejections_name_the_field() {
+        let cases = [
+            ("5", "not a JSON object"),
+            (r#"{"timestamp":1}"#, "missing `id`"),
+            (r#"{"id":"a"}"#, "missing `timestamp`"),
+            (r#"{"id":"a","timestamp":"soon"}"#, "invalid `timestamp`"),
+            (
+                r#"{"id":"a","timestamp":1e300}"#,
+                "outside the supported range",
+            ),
+            (
+                r#"{"id":"a","timestamp":true}"#,
+                "must be a number or an ISO 8601 string",
+            ),
+            (r#"{"id":{},"timestamp":1}"#, "`id` must be a string"),
+            (
+                r#"{"id":"a","timestamp":1,"event_message":5}"#,
+                "`event_message` must be a string",
+            ),
+        ];
+        for (raw, expected) in cases {
+            match read_edge(raw) {
+                Ok(_) => panic!("{raw} should be rejected"),
+                Err(reason) => assert!(reason.contains(expected), "{raw}: {reason}"),
+            }
+        }
+    }
+
+    #[test]
+    fn function_rows_follow_the_cross_join() {
+        let raw = r#"{"id":"a","timestamp":1,"metadata":[{"project_ref":"p","function_id":"f","execution_time_ms":null,"response":[{"status_code":200},{"status_code":500}]},{"project_ref":"p"}]}"#;
+        let mut rows = Vec::new();
+        assert!(read_function(raw, &mut rows).is_ok());
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[1].status_code, Some(500));
+        assert_eq!(rows[2].status_code, None);
+        let bad = r#"{"id":"a","timestamp":1,"metadata":{"response":{"status_code":"200"}}}"#;
+        assert!(read_function(bad, &mut Vec::new()).is_err());
+    }
+}

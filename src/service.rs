@@ -1,0 +1,232 @@
+//! `LogEndpoints`, the core service: it owns the store, the keys and the cache,
+//! and is what both the wasm binding and native callers drive. Time is always
+//! passed in, so the host decides what "now" is.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::auth::{ApiKey, KeyRing};
+use crate::cache::{CacheStatus, ResultCache};
+use crate::endpoints::{registry, EndpointInfo, EndpointKind, Query};
+use crate::error::{Error, Result};
+use crate::ingest::{self, Rejection, Stream};
+use crate::params::Params;
+use crate::store::{EdgeTable, FunctionTable};
+use crate::timestamp::Micros;
+
+/// Limits that protect the instance; every one has a safe default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest batch accepted by one `ingest` call, in bytes.
+    pub max_batch_bytes: usize,
+    /// Most entries accepted by one `ingest` call.
+    pub max_batch_entries: usize,
+    /// How many rejections are reported in detail (all are counted).
+    pub max_reported_rejections: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_batch_bytes: 512 << 20,
+            max_batch_entries: 2_000_000,
+            max_reported_rejections: 1000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub api_keys: Vec<ApiKey>,
+    pub limits: Limits,
+}
+
+/// What `ingest` answers: `{accepted, rejected:[{index, reason}]}` (plus the total
+/// number rejected, in case the detailed list was cut at `max_reported_rejections`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestReport {
+    pub accepted: usize,
+    pub rejected: Vec<Rejection>,
+    pub rejected_total: usize,
+}
+
+/// A successful query: the JSON body and, for cached endpoints, the cache status.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryOutput {
+    pub body: Arc<str>,
+    pub cache: Option<CacheStatus>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreStats {
+    pub edge_entries: usize,
+    pub function_rows: usize,
+    pub store_bytes: usize,
+    pub cached_results: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WarmReport {
+    pub refreshed: usize,
+    pub kept: usize,
+}
+
+#[derive(Default)]
+pub struct LogEndpoints {
+    edge: EdgeTable,
+    functions: FunctionTable,
+    keys: KeyRing,
+    cache: ResultCache,
+    limits: Limits,
+}
+
+impl LogEndpoints {
+    pub fn new(config: Config) -> LogEndpoints {
+        LogEndpoints {
+            keys: KeyRing::new(config.api_keys),
+            limits: config.limits,
+            ..LogEndpoints::default()
+        }
+    }
+
+    /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
+    /// entries are reported with their index; the others are all kept, or, when the
+    /// batch as a whole is refused, none are.
+    pub fn ingest(&mut self, stream_name: &str, batch: &[u8]) -> Result<IngestReport> {
+        let stream = Stream::from_name(stream_name)?;
+        if batch.len() > self.limits.max_batch_bytes {
+            return Err(Error::BatchTooLarge {
+                reason: format!(
+                    "{} bytes, more than the limit of {} bytes; split it into smaller batches",
+                    batch.len(),
+                    self.limits.max_batch_bytes
+                ),
+            });
+        }
+        let entries = ingest::split_entries(batch)?;
+        if entries.len() > self.limits.max_batch_entries {
+            return Err(Error::BatchTooLarge {
+                reason: format!(
+                    "{} entries, more than the limit of {}; split it into smaller batches",
+                    entries.len(),
+                    self.limits.max_batch_entries
+                ),
+            });
+        }
+        let mut rejected = Vec::new();
+        let mut rejected_total = 0;
+        let mut reject = |index: usize, reason: String| {
+            rejected_total += 1;
+            if rejected.len() < self.limits.max_reported_rejections {
+                rejected.push(Rejection { index, reason });
+            }
+        };
+        let accepted = match stream {
+            Stream::Edge => {
+                let mut staged = Vec::with_capacity(entries.len());
+                for (index, entry) in entries.into_iter().enumerate() {
+                    match entry.and_then(ingest::read_edge) {
+                        Ok(edge) => staged.push(edge),
+                        Err(reason) => reject(index, reason),
+                    }
+                }
+                if !self.edge.fits(&staged) {
+                    return Err(Error::BatchTooLarge {
+                        reason: "the edge log store is full (4 GiB of text)".into(),
+                    });
+                }
+                self.edge.append(&staged);
+                staged.len()
+            }
+            Stream::Function => {
+                let mut rows = Vec::with_capacity(entries.len());
+                let mut accepted = 0;
+                for (index, entry) in entries.into_iter().enumerate() {
+                    let before = rows.len();
+                    match entry.and_then(|raw| ingest::read_function(raw, &mut rows)) {
+                        Ok(()) => accepted += 1,
+                        Err(reason) => {
+                            rows.truncate(before);
+                            reject(index, reason);
+                        }
+                    }
+                }
+                self.functions.append(&rows);
+                accepted
+            }
+        };
+        Ok(IngestReport {
+            accepted,
+            rejected,
+            rejected_total,
+        })
+    }
+
+    /// Runs an endpoint, checking in this order: key (401), endpoint (404), key's
+    /// endpoint restriction (403), parameters (400), key's project restriction (403).
+    pub fn query(
+        &mut self,
+        name_or_uuid: &str,
+        params: &Params,
+        api_key: Option<&str>,
+        now: Micros,
+    ) -> Result<QueryOutput> {
+        let key = self.keys.check(api_key)?;
+        let kind = EndpointKind::resolve(name_or_uuid)?;
+        key.may_use(kind)?;
+        let query = Query::parse(kind, params)?;
+        key.may_read(&query)?;
+        if let Some((body, status)) = self.cache.get(&query, now) {
+            return Ok(QueryOutput {
+                body,
+                cache: Some(status),
+            });
+        }
+        let body: Arc<str> = query.run(&self.edge, &self.functions, now)?.into();
+        let cache = self.cache.put(&query, body.clone(), now);
+        Ok(QueryOutput { body, cache })
+    }
+
+    /// Re-computes cached results that are still in use and due for warming.
+    pub fn warm_cache(&mut self, now: Micros) -> WarmReport {
+        let due = self.cache.due_for_warming(now);
+        let mut refreshed = 0;
+        for query in &due {
+            if let Ok(body) = query.run(&self.edge, &self.functions, now) {
+                self.cache.refresh(query, body.into(), now);
+                refreshed += 1;
+            }
+        }
+        WarmReport {
+            refreshed,
+            kept: self.cache.len(),
+        }
+    }
+
+    pub fn clear_cache(&mut self) {
+        self.cache.clear();
+    }
+
+    pub fn endpoints(&self) -> &'static [EndpointInfo] {
+        registry()
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        StoreStats {
+            edge_entries: self.edge.len(),
+            function_rows: self.functions.len(),
+            store_bytes: self.edge.heap_bytes() + self.functions.heap_bytes(),
+            cached_results: self.cache.len(),
+        }
+    }
+
+    /// Newest timestamp held in either stream (the browser page uses it as "now").
+    pub fn newest_timestamp(&self) -> Option<Micros> {
+        let edge = self.edge.timestamp.last().copied();
+        let function = self.functions.timestamp.last().copied();
+        edge.max(function)
+    }
+}

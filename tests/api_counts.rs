@@ -1,0 +1,168 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+const EDGE: &str = "edge_logs";
+
+fn counts(row: &Value) -> [i64; 4] {
+    [
+        "total_rest_requests",
+        "total_storage_requests",
+        "total_auth_requests",
+        "total_realtime_requests",
+    ]
+    .map(|f| row[f].as_i64().unwrap())
+}
+
+#[test]
+fn minutely_window_and_areas() {
+    let mut svc = service();
+    let start = NOW - 60 * MIN;
+    ingest(
+        &mut svc,
+        EDGE,
+        &[
+            edge("at-start", start, "abc", "/rest/v1/todos"),
+            edge("before-start", start - 1, "abc", "/rest/v1/todos"),
+            edge("storage", NOW - 30 * SEC, "abc", "/storage/v1/object/x"),
+            edge("auth", NOW - 30 * SEC, "abc", "/auth/v1/token"),
+            edge("realtime", NOW - 30 * SEC, "abc", "/realtime/v1/websocket"),
+            edge("graphql", NOW - 30 * SEC, "abc", "/graphql/v1"),
+            edge("other-project", NOW - 30 * SEC, "xyz", "/rest/v1/todos"),
+            edge("future", NOW + 5 * MIN, "abc", "/rest/v1/todos"),
+        ],
+    );
+    let got = rows(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "abc"), ("interval", "minutely")],
+    );
+    assert_eq!(got.len(), 3);
+    // start = 11:29:56.789 → bucket 11:29:00
+    assert_eq!(got[0]["timestamp"], json!("2026-11-20T11:29:00"));
+    assert_eq!(counts(&got[0]), [1, 0, 0, 0]);
+    assert_eq!(got[1]["timestamp"], json!("2026-11-20T12:29:00"));
+    assert_eq!(counts(&got[1]), [0, 1, 1, 1]);
+    assert_eq!(got[2]["timestamp"], json!("2026-11-20T12:34:00"));
+}
+
+#[test]
+fn a_matching_bucket_appears_even_with_zero_counts() {
+    let mut svc = service();
+    ingest(
+        &mut svc,
+        EDGE,
+        &[edge("g", NOW - MIN, "abc", "/graphql/v1")],
+    );
+    let got = rows(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "abc"), ("interval", "hourly")],
+    );
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["timestamp"], json!("2026-11-20T12:00:00"));
+    assert_eq!(counts(&got[0]), [0, 0, 0, 0]);
+}
+
+#[test]
+fn daily_buckets_over_seven_days() {
+    let mut svc = service();
+    ingest(
+        &mut svc,
+        EDGE,
+        &[
+            edge("d0", NOW - 7 * DAY, "abc", "/rest/v1/a"),
+            edge("too-old", NOW - 7 * DAY - 1, "abc", "/rest/v1/a"),
+            edge("d3a", NOW - 3 * DAY, "abc", "/auth/v1/a"),
+            edge("d3b", NOW - 3 * DAY + 1, "abc", "/auth/v1/a"),
+        ],
+    );
+    let got = rows(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "abc"), ("interval", "daily")],
+    );
+    let stamps: Vec<&str> = got
+        .iter()
+        .map(|r| r["timestamp"].as_str().unwrap())
+        .collect();
+    assert_eq!(stamps, vec!["2026-11-13T00:00:00", "2026-11-17T00:00:00"]);
+    assert_eq!(counts(&got[1]), [0, 0, 2, 0]);
+}
+
+#[test]
+fn project_is_a_regular_expression_on_the_url() {
+    let mut svc = service();
+    ingest(
+        &mut svc,
+        EDGE,
+        &[
+            edge("a", NOW - MIN, "abc", "/rest/v1/a"),
+            edge("b", NOW - MIN, "abcdef", "/rest/v1/a"),
+            edge("c", NOW - MIN, "aXc", "/rest/v1/a"),
+        ],
+    );
+    let total = |svc: &mut _, pattern: &str| -> i64 {
+        rows(
+            svc,
+            "usage.api-counts",
+            &[("project", pattern), ("interval", "hourly")],
+        )
+        .iter()
+        .map(|r| counts(r)[0])
+        .sum()
+    };
+    assert_eq!(total(&mut svc, "abc"), 2); // searched anywhere: abc and abcdef
+    assert_eq!(total(&mut svc, r"//abc\.supabase"), 1);
+    assert_eq!(total(&mut svc, "a.c"), 3);
+    assert_eq!(total(&mut svc, "^https://(abc|aXc)\\."), 2);
+    assert_eq!(total(&mut svc, "nomatch"), 0);
+}
+
+#[test]
+fn each_request_record_counts() {
+    let mut svc = service();
+    let entry = json!({"id": "multi", "timestamp": NOW - MIN, "project": "abc", "metadata": [
+        {"request": [{"path": "/rest/v1/a", "url": "https://abc.supabase.co/rest/v1/a"},
+                     {"path": "/storage/v1/b", "url": "https://abc.supabase.co/storage/v1/b"}]},
+        {"request": {"path": "/rest/v1/c", "url": "https://zzz.supabase.co/rest/v1/c"}}]});
+    ingest(&mut svc, EDGE, &[entry]);
+    let got = rows(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "abc"), ("interval", "hourly")],
+    );
+    assert_eq!(counts(&got[0]), [1, 1, 0, 0]);
+}
+
+#[test]
+fn bad_interval_and_bad_pattern() {
+    let mut svc = service();
+    let e = error(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "abc"), ("interval", "weekly")],
+    );
+    assert_eq!((e.status(), e.code()), (400, "invalid_parameter"));
+    assert!(
+        e.to_string().contains("`interval`") && e.to_string().contains("weekly"),
+        "{e}"
+    );
+    let e = error(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "(abc"), ("interval", "hourly")],
+    );
+    assert_eq!((e.status(), e.code()), (400, "invalid_parameter"));
+    assert!(e.to_string().contains("`project`"), "{e}");
+    let e = error(
+        &mut svc,
+        "usage.api-counts",
+        &[("project", "(a{1000}){1000}"), ("interval", "hourly")],
+    );
+    assert_eq!(e.status(), 400);
+    assert!(e.to_string().contains("too large"), "{e}");
+}

@@ -1,0 +1,253 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+const FN: &str = "function_edge_logs";
+
+fn bucket_start(ts: i64, step: i64) -> i64 {
+    ts - ts.rem_euclid(step)
+}
+
+#[test]
+fn window_edges_for_1hr() {
+    let mut svc = service();
+    let first = bucket_start(NOW - HOUR, MIN); // 11:29:00.000000
+    let last = bucket_start(NOW, MIN); // 12:29:00.000000
+    ingest(
+        &mut svc,
+        FN,
+        &[
+            func("at-first", first, "p", "f", Some(10.0), 200),
+            func("before-first", first - 1, "p", "f", Some(10.0), 200),
+            func(
+                "end-of-last-bucket",
+                last + MIN - 1,
+                "p",
+                "f",
+                Some(30.0),
+                200,
+            ),
+            func("after-last-bucket", last + MIN, "p", "f", Some(30.0), 200),
+            func("other-project", first, "q", "f", Some(10.0), 200),
+        ],
+    );
+    let rows = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1hr")],
+    );
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["timestamp"], json!(first));
+    assert_eq!(rows[0]["count"], json!(1));
+    assert_eq!(rows[1]["timestamp"], json!(last));
+    assert_eq!(rows[1]["count"], json!(1));
+    assert_eq!(rows[1]["max_execution_time"], json!(30.0));
+}
+
+#[test]
+fn statistics_percentiles_and_errors() {
+    let mut svc = service();
+    let t = bucket_start(NOW, HOUR) + 5 * MIN;
+    let mut entries: Vec<_> = (1..=20)
+        .map(|i| {
+            func(
+                &format!("e{i}"),
+                t + i,
+                "p",
+                "f",
+                Some(f64::from(i as i32)),
+                if i == 1 {
+                    399
+                } else if i <= 4 {
+                    400 + i
+                } else {
+                    200
+                },
+            )
+        })
+        .collect();
+    entries.push(func("null-time", t, "p", "f", None, 500));
+    ingest(&mut svc, FN, &entries);
+    let rows = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1day")],
+    );
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["timestamp"], json!(bucket_start(NOW, HOUR)));
+    assert_eq!(row["count"], json!(21));
+    // 399 is not an error; 402, 403, 404 and the null-time entry's 500 are.
+    assert_eq!(row["error_count"], json!(4));
+    assert_eq!(row["min_execution_time"], json!(1.0));
+    assert_eq!(row["max_execution_time"], json!(20.0));
+    assert_eq!(row["avg_execution_time"], json!(10.5));
+    // n = 20 non-null: p95 = sorted[ceil(19) - 1] = 19, p99 = sorted[ceil(19.8) - 1] = 20.
+    assert_eq!(row["p95_execution_time"], json!(19.0));
+    assert_eq!(row["p99_execution_time"], json!(20.0));
+}
+
+#[test]
+fn all_null_times_give_null_statistics() {
+    let mut svc = service();
+    ingest(&mut svc, FN, &[func("a", NOW - MIN, "p", "f", None, 200)]);
+    let rows = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "15min")],
+    );
+    assert_eq!(rows.len(), 1);
+    for field in [
+        "min_execution_time",
+        "max_execution_time",
+        "avg_execution_time",
+        "p95_execution_time",
+        "p99_execution_time",
+    ] {
+        assert_eq!(rows[0][field], json!(null), "{field}");
+    }
+    assert_eq!(rows[0]["count"], json!(1));
+}
+
+#[test]
+fn function_filter_and_empty_function_id() {
+    let mut svc = service();
+    ingest(
+        &mut svc,
+        FN,
+        &[
+            func("a", NOW - MIN, "p", "f1", Some(1.0), 200),
+            func("b", NOW - MIN, "p", "f2", Some(2.0), 200),
+        ],
+    );
+    let only_f2 = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1hr"), ("function_id", "f2")],
+    );
+    assert_eq!(only_f2[0]["count"], json!(1));
+    assert_eq!(only_f2[0]["min_execution_time"], json!(2.0));
+    let all = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1hr"), ("function_id", "")],
+    );
+    assert_eq!(all[0]["count"], json!(2));
+    let none = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1hr"), ("function_id", "f3")],
+    );
+    assert!(none.is_empty());
+}
+
+#[test]
+fn bucket_widths_per_interval() {
+    let mut svc = service();
+    // Two entries 40 s apart in the same minute, hour and day; one 8 days back.
+    let a = bucket_start(NOW, MIN) + SEC;
+    let b = a + 40 * SEC;
+    let old = NOW - 8 * DAY;
+    ingest(
+        &mut svc,
+        FN,
+        &[
+            func("a", a, "p", "f", Some(1.0), 200),
+            func("b", b.min(NOW), "p", "f", Some(1.0), 200),
+            func("old", old, "p", "f", Some(1.0), 200),
+        ],
+    );
+    let counts = |svc: &mut _, interval: &str| -> Vec<(i64, i64)> {
+        rows(
+            svc,
+            "functions.invocation-stats",
+            &[("project", "p"), ("interval", interval)],
+        )
+        .iter()
+        .map(|r| {
+            (
+                r["timestamp"].as_i64().unwrap(),
+                r["count"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+    };
+    let b = b.min(NOW);
+    assert_eq!(
+        counts(&mut svc, "5min"),
+        vec![(a, 1), (bucket_start(b, SEC), 1)]
+    );
+    assert_eq!(counts(&mut svc, "15min"), vec![(bucket_start(a, MIN), 2)]);
+    assert_eq!(counts(&mut svc, "1hr"), vec![(bucket_start(a, MIN), 2)]);
+    assert_eq!(counts(&mut svc, "1day"), vec![(bucket_start(a, HOUR), 2)]);
+    assert_eq!(counts(&mut svc, "7day"), vec![(bucket_start(a, DAY), 2)]);
+    // Any other interval behaves as 1day.
+    assert_eq!(counts(&mut svc, "2weeks"), counts(&mut svc, "1day"));
+    // 7day starts at trunc(now − 7 days, day): 8 days back is outside.
+    let seven_days_start = bucket_start(NOW - 7 * DAY, DAY);
+    ingest(
+        &mut svc,
+        FN,
+        &[func(
+            "edge-of-7day",
+            seven_days_start,
+            "p",
+            "f",
+            Some(1.0),
+            200,
+        )],
+    );
+    assert_eq!(
+        counts(&mut svc, "7day"),
+        vec![(seven_days_start, 1), (bucket_start(a, DAY), 2)]
+    );
+}
+
+#[test]
+fn rows_are_sorted_ascending_whatever_the_ingest_order() {
+    let mut svc = service();
+    let later = func("later", NOW - 10 * MIN, "p", "f", Some(1.0), 200);
+    let earlier = func("earlier", NOW - 50 * MIN, "p", "f", Some(1.0), 200);
+    ingest(&mut svc, FN, &[later]);
+    ingest(&mut svc, FN, &[earlier]);
+    let rows = rows(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1hr")],
+    );
+    let stamps: Vec<i64> = rows
+        .iter()
+        .map(|r| r["timestamp"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        stamps,
+        vec![
+            bucket_start(NOW - 50 * MIN, MIN),
+            bucket_start(NOW - 10 * MIN, MIN)
+        ]
+    );
+}
+
+#[test]
+fn parameter_errors() {
+    let mut svc = service();
+    let e = error(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("interval", "1hr")],
+    );
+    assert_eq!((e.status(), e.code()), (400, "missing_parameter"));
+    assert!(e.to_string().contains("`project`"));
+    let e = error(&mut svc, "functions.invocation-stats", &[("project", "p")]);
+    assert!(e.to_string().contains("`interval`"));
+    let e = error(
+        &mut svc,
+        "functions.invocation-stats",
+        &[("project", "p"), ("interval", "1hr"), ("sql", "select 1")],
+    );
+    assert_eq!((e.status(), e.code()), (400, "sandboxing_disabled"));
+    assert!(e.to_string().contains("`sql`"));
+}

@@ -1,0 +1,197 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+const EDGE: &str = "edge_logs";
+
+fn ids(rows: &[Value]) -> Vec<&str> {
+    rows.iter().map(|r| r["id"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn retention_window_per_tier() {
+    let mut svc = service();
+    ingest(
+        &mut svc,
+        EDGE,
+        &[
+            edge("at-free-edge", NOW - DAY, "p", "/rest/v1/a"),
+            edge("inside-free", NOW - DAY + 1, "p", "/rest/v1/a"),
+            edge("at-pro-edge", NOW - 7 * DAY, "p", "/rest/v1/a"),
+            edge("inside-pro", NOW - 7 * DAY + 1, "p", "/rest/v1/a"),
+            edge("inside-payg", NOW - 90 * DAY + 1, "p", "/rest/v1/a"),
+            edge("at-payg-edge", NOW - 90 * DAY, "p", "/rest/v1/a"),
+            edge("future", NOW + HOUR, "p", "/rest/v1/a"),
+        ],
+    );
+    let tier = |svc: &mut _, t: &str| {
+        ids(&rows(
+            svc,
+            "logs.all",
+            &[("project", "p"), ("project_tier", t)],
+        ))
+        .join(",")
+    };
+    assert_eq!(tier(&mut svc, "FREE"), "future,inside-free");
+    assert_eq!(tier(&mut svc, "GOLD"), "future,inside-free");
+    assert_eq!(
+        tier(&mut svc, "PRO"),
+        "future,inside-free,at-free-edge,inside-pro"
+    );
+    assert_eq!(
+        tier(&mut svc, "PAYG"),
+        "future,inside-free,at-free-edge,inside-pro,at-pro-edge,inside-payg"
+    );
+    assert_eq!(tier(&mut svc, "ENTERPRISE"), tier(&mut svc, "PAYG"));
+}
+
+#[test]
+fn start_is_exclusive_and_end_inclusive() {
+    let mut svc = service();
+    // 2026-11-20T11:00:00Z and 12:00:00Z
+    let eleven = 1_795_172_400 * SEC;
+    let twelve = 1_795_176_000 * SEC;
+    ingest(
+        &mut svc,
+        EDGE,
+        &[
+            edge("at-start", eleven, "p", "/"),
+            edge("after-start", eleven + 1, "p", "/"),
+            edge("at-end", twelve, "p", "/"),
+            edge("after-end", twelve + 1, "p", "/"),
+        ],
+    );
+    let got = rows(
+        &mut svc,
+        "logs.all",
+        &[
+            ("project", "p"),
+            ("project_tier", "PRO"),
+            ("iso_timestamp_start", "2026-11-20T11:00:00Z"),
+            ("iso_timestamp_end", "2026-11-20 12:00:00"),
+        ],
+    );
+    assert_eq!(ids(&got), vec!["at-end", "after-start"]);
+    let with_offset = rows(
+        &mut svc,
+        "logs.all",
+        &[
+            ("project", "p"),
+            ("project_tier", "PRO"),
+            ("iso_timestamp_start", "2026-11-20T13:00:00.000000+02:00"),
+            ("iso_timestamp_end", ""),
+        ],
+    );
+    assert_eq!(
+        ids(&with_offset),
+        vec!["after-end", "at-end", "after-start"]
+    );
+    let e = error(
+        &mut svc,
+        "logs.all",
+        &[
+            ("project", "p"),
+            ("project_tier", "PRO"),
+            ("iso_timestamp_end", "noon"),
+        ],
+    );
+    assert_eq!((e.status(), e.code()), (400, "invalid_parameter"));
+    assert!(e.to_string().contains("`iso_timestamp_end`"), "{e}");
+}
+
+#[test]
+fn newest_first_and_at_most_100() {
+    let mut svc = service();
+    let entries: Vec<Value> = (0..150)
+        .map(|i| edge(&format!("e{i:03}"), NOW - HOUR + i * SEC, "p", "/"))
+        .collect();
+    ingest(&mut svc, EDGE, &entries);
+    ingest(&mut svc, EDGE, &[edge("other", NOW, "q", "/")]);
+    let got = rows(
+        &mut svc,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "FREE")],
+    );
+    assert_eq!(got.len(), 100);
+    assert_eq!(got[0]["id"], json!("e149"));
+    assert_eq!(got[99]["id"], json!("e050"));
+    assert_eq!(got[0]["timestamp"], json!(NOW - HOUR + 149 * SEC));
+    assert_eq!(got[0]["event_message"], json!("GET | 200 | /"));
+}
+
+#[test]
+fn equal_timestamps_are_ordered_by_id_whatever_the_ingest_order() {
+    let mut a = service();
+    let mut b = service();
+    let entries: Vec<Value> = (0..120)
+        .map(|i| edge(&format!("id{:03}", (i * 37) % 120), NOW - MIN, "p", "/"))
+        .collect();
+    ingest(&mut a, EDGE, &entries);
+    let reversed: Vec<Value> = entries.iter().rev().cloned().collect();
+    ingest(&mut b, EDGE, &reversed);
+    let ra = rows(
+        &mut a,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "FREE")],
+    );
+    let rb = rows(
+        &mut b,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "FREE")],
+    );
+    assert_eq!(ra, rb);
+    assert_eq!(ra[0]["id"], json!("id000"));
+    assert_eq!(ra[99]["id"], json!("id099"));
+}
+
+#[test]
+fn metadata_comes_back_exactly_as_it_went_in() {
+    let mut svc = service();
+    let raw = r#"[{"id":"m","timestamp":"2026-11-20T12:00:00Z","project":"p","event_message":"x","metadata":[{"request":[{"path":"/rest/v1/t","url":"https://p.supabase.co/rest/v1/t","headers":{"x-big":12345678901234567890123,"x-float":1.50,"u":"caf\u00e9"}}],"custom":{"deep":[[[]]],"nil":null}}]}]"#;
+    let report = svc.ingest(EDGE, raw.as_bytes()).unwrap();
+    assert_eq!(report.accepted, 1);
+    let out = run(
+        &mut svc,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "FREE")],
+        NOW,
+    )
+    .unwrap();
+    let expected_metadata = r#"[{"request":[{"path":"/rest/v1/t","url":"https://p.supabase.co/rest/v1/t","headers":{"x-big":12345678901234567890123,"x-float":1.50,"u":"caf\u00e9"}}],"custom":{"deep":[[[]]],"nil":null}}]"#;
+    assert!(
+        out.body
+            .contains(&format!("\"metadata\":{expected_metadata}")),
+        "{}",
+        out.body
+    );
+}
+
+#[test]
+fn missing_project_or_tier() {
+    let mut svc = service();
+    let e = error(&mut svc, "logs.all", &[("project_tier", "FREE")]);
+    assert_eq!(e.code(), "missing_parameter");
+    let e = error(
+        &mut svc,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "")],
+    );
+    assert!(e.to_string().contains("`project_tier`"));
+    let e = error(
+        &mut svc,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "FREE"), ("lql", "x")],
+    );
+    assert_eq!(e.code(), "sandboxing_disabled");
+    // Undeclared parameters are ignored.
+    assert!(run(
+        &mut svc,
+        "logs.all",
+        &[("project", "p"), ("project_tier", "FREE"), ("color", "red")],
+        NOW
+    )
+    .is_ok());
+}

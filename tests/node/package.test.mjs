@@ -1,0 +1,63 @@
+// Imports the built package by its name, as a user would, and runs each endpoint.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { LogEndpoints } from "log-endpoints";
+import { generate, projectRefs } from "../../scripts/generate-logs.mjs";
+
+const NOW = Date.parse("2026-11-20T12:00:00Z");
+const [project] = projectRefs();
+
+function service() {
+  const svc = new LogEndpoints({ apiKeys: ["secret"], now: NOW });
+  const edge = [...generate({ stream: "edge_logs", count: 3000, endMs: NOW, spanMs: 2 * 3600e3 })];
+  const fns = [...generate({ stream: "function_edge_logs", count: 3000, endMs: NOW, spanMs: 2 * 3600e3 })];
+  assert.deepEqual(svc.ingest("edge_logs", edge), { accepted: 3000, rejected: [], rejectedTotal: 0 });
+  assert.equal(svc.ingest("function_edge_logs", fns.map((e) => JSON.stringify(e)).join("\n")).accepted, 3000);
+  return { svc, edge, fns };
+}
+
+test("imports by package name, ready without init", () => {
+  assert.equal(typeof LogEndpoints, "function");
+  assert.equal(new LogEndpoints({ apiKeys: ["k"] }).endpoints().length, 3);
+});
+
+test("logs.all returns the newest 100 of the project, newest first", () => {
+  const { svc, edge } = service();
+  const { result } = svc.query("logs.all", { project, project_tier: "FREE" }, "secret");
+  const expected = edge
+    .filter((e) => e.project === project)
+    .sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? -1 : 1))
+    .slice(0, 100);
+  assert.equal(result.length, 100);
+  assert.deepEqual(result.map((r) => r.id), expected.map((e) => e.id));
+  assert.deepEqual(result[0].metadata, expected[0].metadata);
+  assert.equal(Object.getPrototypeOf(result[0]), Object.prototype, "rows are plain objects");
+});
+
+test("functions.invocation-stats counts every invocation of the last hour", () => {
+  const { svc, fns } = service();
+  const { result } = svc.query("functions.invocation-stats", { project, interval: "1hr" }, "secret");
+  const firstBucket = (NOW - 3600e3) * 1000 - (((NOW - 3600e3) * 1000) % 60e6);
+  const mine = fns.filter((e) => e.metadata[0].project_ref === project && e.timestamp >= firstBucket && e.timestamp < NOW * 1000 + 60e6 - ((NOW * 1000) % 60e6));
+  assert.equal(result.reduce((s, r) => s + r.count, 0), mine.length);
+  assert.equal(result.reduce((s, r) => s + r.error_count, 0), mine.filter((e) => e.metadata[0].response[0].status_code >= 400).length);
+  for (const row of result) {
+    assert.ok(row.min_execution_time <= row.p95_execution_time && row.p95_execution_time <= row.p99_execution_time && row.p99_execution_time <= row.max_execution_time);
+  }
+});
+
+test("usage.api-counts splits the last hour's requests by area", () => {
+  const { svc, edge } = service();
+  const { result } = svc.query("usage.api-counts", `project=${project}&interval=hourly`, "secret");
+  const since = (NOW - 3600e3) * 1000;
+  const mine = edge.filter((e) => e.timestamp >= since && e.metadata[0].request[0].url.includes(project));
+  const rest = mine.filter((e) => e.metadata[0].request[0].path.includes("/rest")).length;
+  assert.equal(result.reduce((s, r) => s + r.total_rest_requests, 0), rest);
+  assert.match(result[0].timestamp, /^2026-11-20T1[01]:00:00$/);
+});
+
+test("a failed query throws an Error with status and code", () => {
+  const { svc } = service();
+  assert.throws(() => svc.query("logs.all", { project }, "secret"), (e) => e instanceof Error && e.status === 400 && e.code === "missing_parameter" && /project_tier/.test(e.message));
+  assert.throws(() => svc.query("logs.all", { project, project_tier: "FREE" }, "wrong"), (e) => e.status === 401 && e.code === "invalid_api_key");
+});

@@ -1,0 +1,260 @@
+//! The binding, tested in wasm through the JS API (`wasm-bindgen-test-runner`, in
+//! Node and in headless Chromium): the shared fixture suite plus what only the JS
+//! boundary does (batch encodings, parameter forms, `Error` objects).
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod fixture_suite;
+
+use fixture_suite::{Driver, Outcome};
+use js_sys::{Reflect, Uint8Array, JSON};
+use log_endpoints::JsLogEndpoints;
+use serde_json::{json, Value};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::*;
+
+fn js(value: &Value) -> JsValue {
+    JSON::parse(&value.to_string()).unwrap()
+}
+
+fn rust(value: &JsValue) -> Value {
+    serde_json::from_str(&String::from(JSON::stringify(value).unwrap())).unwrap()
+}
+
+fn error_parts(error: &JsValue) -> (u16, String, String) {
+    assert!(
+        error.is_instance_of::<js_sys::Error>(),
+        "a real JS Error is thrown"
+    );
+    let status = Reflect::get(error, &"status".into())
+        .unwrap()
+        .as_f64()
+        .unwrap() as u16;
+    let code = Reflect::get(error, &"code".into())
+        .unwrap()
+        .as_string()
+        .unwrap();
+    let message = String::from(error.unchecked_ref::<js_sys::Error>().message());
+    (status, code, message)
+}
+
+struct Wasm(JsLogEndpoints);
+
+impl Driver for Wasm {
+    fn new(api_keys: &[&str], now_ms: f64) -> Self {
+        Wasm(JsLogEndpoints::new(js(&json!({ "apiKeys": api_keys, "now": now_ms }))).unwrap())
+    }
+
+    fn ingest(&mut self, stream: &str, batch: &str) -> Value {
+        rust(&self.0.ingest(stream, batch.into()).unwrap())
+    }
+
+    fn query(&mut self, endpoint: &str, params: &Value, api_key: Option<&str>) -> Outcome {
+        match self
+            .0
+            .query(endpoint, js(params), api_key.map(str::to_owned))
+        {
+            Ok(body) => Outcome::Rows(rust(&body)),
+            Err(e) => {
+                let (status, code, message) = error_parts(&e);
+                Outcome::Failed(status, code, message)
+            }
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn fixtures_through_the_js_api() {
+    let failures = fixture_suite::run_all::<Wasm>();
+    assert!(
+        failures.is_empty(),
+        "{} fixture failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+const NOW_MS: f64 = 1_795_177_796_789.0;
+
+fn service() -> JsLogEndpoints {
+    JsLogEndpoints::new(js(&json!({ "apiKeys": ["k"], "now": NOW_MS }))).unwrap()
+}
+
+fn entry(id: &str) -> Value {
+    json!({"id": id, "timestamp": "2026-11-20T12:00:00Z", "project": "p", "event_message": "GET",
+           "metadata": {"request": {"path": "/rest/v1/x", "url": "https://p.supabase.co/rest/v1/x"}}})
+}
+
+fn logs_ids(svc: &mut JsLogEndpoints) -> Vec<String> {
+    let body = rust(
+        &svc.query(
+            "logs.all",
+            "project=p&project_tier=FREE".into(),
+            Some("k".into()),
+        )
+        .unwrap(),
+    );
+    body["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn every_batch_encoding() {
+    let mut svc = service();
+    let array = js(&json!([entry("array")]));
+    let json_text: JsValue = json!([entry("json-string")]).to_string().into();
+    let ndjson: JsValue = format!("{}\n{}\n", entry("nd1"), entry("nd2")).into();
+    let bytes: JsValue = Uint8Array::from(format!("{}\n", entry("bytes-nd")).as_bytes()).into();
+    let json_bytes: JsValue =
+        Uint8Array::from(json!([entry("bytes-json")]).to_string().as_bytes()).into();
+    for batch in [array, json_text, ndjson, bytes, json_bytes] {
+        let report = rust(&svc.ingest("edge_logs", batch).unwrap());
+        assert_eq!(report["rejected"], json!([]));
+    }
+    let mut ids = logs_ids(&mut svc);
+    ids.sort();
+    assert_eq!(
+        ids,
+        [
+            "array",
+            "bytes-json",
+            "bytes-nd",
+            "json-string",
+            "nd1",
+            "nd2"
+        ]
+    );
+
+    let e = svc.ingest("edge_logs", JsValue::from(5)).unwrap_err();
+    assert_eq!(error_parts(&e).0, 400);
+    let e = svc.ingest("nginx", "[]".into()).unwrap_err();
+    assert_eq!(error_parts(&e).1, "unknown_stream");
+}
+
+#[wasm_bindgen_test]
+fn every_parameter_form() {
+    let mut svc = service();
+    svc.ingest("edge_logs", js(&json!([entry("a")]))).unwrap();
+    let object = js(&json!({"project": "p", "project_tier": "FREE"}));
+    let search_params: JsValue =
+        js_sys::eval("new URLSearchParams('project=p&project_tier=FREE')").unwrap();
+    let query_string: JsValue = "?project=p&project_tier=FREE".into();
+    for params in [object, search_params, query_string] {
+        let body = rust(&svc.query("logs.all", params, Some("k".into())).unwrap());
+        assert_eq!(body["result"][0]["id"], json!("a"));
+    }
+    let e = svc
+        .query(
+            "logs.all",
+            js(&json!({"project": ["p"], "project_tier": "FREE"})),
+            Some("k".into()),
+        )
+        .unwrap_err();
+    let (status, code, message) = error_parts(&e);
+    assert_eq!((status, code.as_str()), (400, "invalid_parameter"));
+    assert!(message.contains("`project`"), "{message}");
+}
+
+#[wasm_bindgen_test]
+fn every_error_status() {
+    let mut svc = service();
+    let ok = js(&json!({"project": "p", "project_tier": "FREE"}));
+    let cases: [(&str, JsValue, Option<&str>, u16, &str); 6] = [
+        ("logs.all", ok.clone(), None, 401, "missing_api_key"),
+        ("logs.all", ok.clone(), Some("bad"), 401, "invalid_api_key"),
+        ("nothing", ok.clone(), Some("k"), 404, "endpoint_not_found"),
+        (
+            "logs.all",
+            js(&json!({"project": "p"})),
+            Some("k"),
+            400,
+            "missing_parameter",
+        ),
+        (
+            "usage.api-counts",
+            js(&json!({"project": "p", "interval": "x"})),
+            Some("k"),
+            400,
+            "invalid_parameter",
+        ),
+        (
+            "logs.all",
+            js(&json!({"project": "p", "project_tier": "FREE", "lql": "x"})),
+            Some("k"),
+            400,
+            "sandboxing_disabled",
+        ),
+    ];
+    for (endpoint, params, key, status, code) in cases {
+        let e = svc
+            .query(endpoint, params, key.map(str::to_owned))
+            .unwrap_err();
+        let (got_status, got_code, _) = error_parts(&e);
+        assert_eq!(
+            (got_status, got_code.as_str()),
+            (status, code),
+            "{endpoint}"
+        );
+    }
+    let restricted = JsLogEndpoints::new(js(
+        &json!({"apiKeys": [{"key": "r", "projects": ["other"]}], "now": NOW_MS}),
+    ));
+    let e = restricted
+        .unwrap()
+        .query("logs.all", ok, Some("r".into()))
+        .unwrap_err();
+    assert_eq!(error_parts(&e).0, 403);
+    let small = JsLogEndpoints::new(js(
+        &json!({"apiKeys": ["k"], "limits": {"maxBatchBytes": 10}}),
+    ));
+    let e = small
+        .unwrap()
+        .ingest("edge_logs", "[                ]".into())
+        .unwrap_err();
+    assert_eq!(error_parts(&e).0, 413);
+    let e = JsLogEndpoints::new(js(&json!({"apiKeys": [7]})))
+        .err()
+        .unwrap();
+    assert_eq!(error_parts(&e).1, "invalid_config");
+}
+
+#[wasm_bindgen_test]
+fn cache_status_and_clock() {
+    let mut svc = service();
+    let params = || js(&json!({"project": "p", "interval": "1hr"}));
+    let first = rust(
+        &svc.query_raw("functions.invocation-stats", params(), Some("k".into()))
+            .unwrap(),
+    );
+    assert_eq!(
+        (first["cache"].as_str(), first["maxAge"].as_u64()),
+        (Some("MISS"), Some(900))
+    );
+    svc.set_now(Some(NOW_MS + 60_000.0));
+    let second = rust(
+        &svc.query_raw("functions.invocation-stats", params(), Some("k".into()))
+            .unwrap(),
+    );
+    assert_eq!(
+        (second["cache"].as_str(), second["maxAge"].as_u64()),
+        (Some("HIT"), Some(840))
+    );
+    assert_eq!(second["body"], first["body"]);
+    let logs = rust(
+        &svc.query_raw(
+            "logs.all",
+            js(&json!({"project": "p", "project_tier": "FREE"})),
+            Some("k".into()),
+        )
+        .unwrap(),
+    );
+    assert_eq!(logs["cache"], Value::Null);
+    let endpoints = rust(&svc.endpoints().unwrap());
+    assert_eq!(endpoints.as_array().unwrap().len(), 3);
+    assert_eq!(endpoints[0]["maxRows"], json!(1000));
+    assert_eq!(svc.newest_timestamp(), None);
+}
