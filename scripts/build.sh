@@ -12,7 +12,8 @@ RUSTFLAGS="${RUSTFLAGS:-} -D warnings" wasm_cargo build --release --lib --quiet
 wasm="$WASM_TARGET_DIR/wasm32-unknown-unknown/release/log_endpoints.wasm"
 
 rm -rf pkg && mkdir -p pkg
-wasm-bindgen --target web --out-dir pkg --out-name log_endpoints "$wasm"
+# The reset function lets a host re-instantiate the module after a trap (the edge worker does).
+wasm-bindgen --target web --experimental-reset-state-function --out-dir pkg --out-name log_endpoints "$wasm"
 cp -R pkg-template/. pkg/
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
 node -e '

@@ -50,6 +50,8 @@ pub struct IngestReport {
     pub accepted: usize,
     pub rejected: Vec<Rejection>,
     pub rejected_total: usize,
+    /// Newest timestamp among the accepted entries (µs), `None` when none were.
+    pub newest_timestamp: Option<Micros>,
 }
 
 /// A successful query: the JSON body and, for cached endpoints, the cache status.
@@ -124,7 +126,7 @@ impl LogEndpoints {
                 rejected.push(Rejection { index, reason });
             }
         };
-        let accepted = match stream {
+        let (accepted, newest) = match stream {
             Stream::Edge => {
                 let mut staged = Vec::with_capacity(entries.len());
                 for (index, entry) in entries.into_iter().enumerate() {
@@ -139,7 +141,7 @@ impl LogEndpoints {
                     });
                 }
                 self.edge.append(&staged);
-                staged.len()
+                (staged.len(), staged.iter().map(|e| e.timestamp).max())
             }
             Stream::Function => {
                 let mut rows = Vec::with_capacity(entries.len());
@@ -155,13 +157,14 @@ impl LogEndpoints {
                     }
                 }
                 self.functions.append(&rows);
-                accepted
+                (accepted, rows.iter().map(|r| r.timestamp).max())
             }
         };
         Ok(IngestReport {
             accepted,
             rejected,
             rejected_total,
+            newest_timestamp: newest,
         })
     }
 

@@ -11,7 +11,7 @@ function service() {
   const svc = new LogEndpoints({ apiKeys: ["secret"], now: NOW });
   const edge = [...generate({ stream: "edge_logs", count: 3000, endMs: NOW, spanMs: 2 * 3600e3 })];
   const fns = [...generate({ stream: "function_edge_logs", count: 3000, endMs: NOW, spanMs: 2 * 3600e3 })];
-  assert.deepEqual(svc.ingest("edge_logs", edge), { accepted: 3000, rejected: [], rejectedTotal: 0 });
+  assert.deepEqual(svc.ingest("edge_logs", edge), { accepted: 3000, rejected: [], rejectedTotal: 0, newestTimestamp: Math.max(...edge.map((e) => e.timestamp)) });
   assert.equal(svc.ingest("function_edge_logs", fns.map((e) => JSON.stringify(e)).join("\n")).accepted, 3000);
   return { svc, edge, fns };
 }

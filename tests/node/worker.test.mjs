@@ -1,0 +1,224 @@
+// End-to-end tests of www/worker.js on real workerd (Miniflare's dispatchFetch):
+// routes, auth forms, statuses, CORS, caching with a controlled clock, ingestion,
+// a restart on the same persistence folder, and recovery from an engine trap.
+// Every answer is compared with the npm package run in-process on the same logs.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import { LogEndpoints } from "log-endpoints";
+import { workerOptions } from "../../www/miniflare-options.mjs";
+import { generate, ndjson, projectRefs } from "../../scripts/generate-logs.mjs";
+
+const NOW = Date.parse("2026-11-20T12:00:00Z");
+const QUERY_KEY = "query-key";
+const INGEST_KEY = "ingest-key";
+const BASE = "http://worker.test";
+const [project] = projectRefs();
+const bindings = { API_KEYS: `${QUERY_KEY},second-key`, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), MAX_BODY_BYTES: "1500000", TEST_HOOKS: "1" };
+
+const edge = [...generate({ stream: "edge_logs", count: 1500, endMs: NOW, spanMs: 6 * 3600e3 })];
+const fns = [...generate({ stream: "function_edge_logs", count: 1500, endMs: NOW, spanMs: 6 * 3600e3 })];
+const reference = new LogEndpoints({ apiKeys: [QUERY_KEY], now: NOW });
+const ids = Object.fromEntries(reference.endpoints().map((e) => [e.name, e.id]));
+
+const QUERIES = [
+  ["functions.invocation-stats", { project, interval: "1hr" }],
+  ["functions.invocation-stats", { project, interval: "1day", function_id: fns[0].metadata[0].function_id }],
+  ["logs.all", { project, project_tier: "PRO" }],
+  ["logs.all", { project, project_tier: "FREE", iso_timestamp_start: "2026-11-20T10:00:00Z", iso_timestamp_end: "2026-11-20T11:00:00Z" }],
+  ["usage.api-counts", { project, interval: "hourly" }],
+  ["usage.api-counts", { project: `^https://${project}\\.`, interval: "daily" }],
+];
+
+let dir;
+let mf;
+
+async function start() {
+  mf = new Miniflare(workerOptions({ persistDir: dir, bindings }));
+  await mf.ready;
+}
+
+function get(name, params, { key = QUERY_KEY, headers = {} } = {}) {
+  const query = new URLSearchParams(params).toString();
+  return mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}?${query}`, { headers: key ? { "X-API-KEY": key, ...headers } : headers });
+}
+
+function post(stream, body, headers = {}) {
+  return mf.dispatchFetch(`${BASE}/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": INGEST_KEY, ...headers } });
+}
+
+async function expectError(response, status, code) {
+  assert.equal(response.status, status);
+  const body = await response.json();
+  assert.equal(body.error.code, code, JSON.stringify(body));
+  assert.equal(typeof body.error.message, "string");
+  assert.doesNotMatch(body.error.message, /\bat .*\.js:\d+/, "no stack traces");
+  return body.error.message;
+}
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "log-endpoints-worker-"));
+  await start();
+  // NDJSON, a JSON array and a gzipped body; the same data goes to the reference.
+  const half = edge.length / 2;
+  let res = await post("edge_logs", ndjson(edge.slice(0, half)), { "Content-Type": "application/x-ndjson" });
+  assert.deepEqual(await res.json(), { accepted: half, rejected: [], rejectedTotal: 0 });
+  res = await post("cloudflare.logs.prod", JSON.stringify(edge.slice(half)), { "Content-Type": "application/json" });
+  assert.equal((await res.json()).accepted, edge.length - half);
+  res = await post("function_edge_logs", gzipSync(ndjson(fns)), { "Content-Encoding": "gzip" });
+  assert.equal((await res.json()).accepted, fns.length);
+  reference.ingest("edge_logs", edge);
+  reference.ingest("function_edge_logs", fns);
+});
+
+after(async () => {
+  await mf?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("every endpoint, by name and by UUID, answers as the library does", async () => {
+  for (const [name, params] of QUERIES) {
+    const expected = reference.query(name, params, QUERY_KEY);
+    for (const path of [name, ids[name]]) {
+      const res = await get(path, params);
+      assert.equal(res.status, 200, `${path} ${JSON.stringify(params)}`);
+      assert.match(res.headers.get("Content-Type"), /^application\/json/);
+      assert.deepEqual(await res.json(), expected, `${path} ${JSON.stringify(params)}`);
+    }
+  }
+  const rows = (await (await get("logs.all", { project, project_tier: "PRO" })).json()).result;
+  assert.equal(rows.length, 100, "the sample has more than 100 entries of the project");
+});
+
+test("POST with a JSON object of parameters", async () => {
+  const [name, params] = QUERIES[4];
+  const res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}`, {
+    method: "POST",
+    headers: { "X-API-KEY": QUERY_KEY, "Content-Type": "application/json; charset=utf-8" },
+    body: JSON.stringify(params),
+  });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), reference.query(name, params, QUERY_KEY));
+  const bad = await mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}`, { method: "POST", headers: { "X-API-KEY": QUERY_KEY }, body: "[1]" });
+  await expectError(bad, 400, "invalid_parameter");
+});
+
+test("each key form, and 401 before anything else", async () => {
+  const params = { project, project_tier: "FREE" };
+  const query = new URLSearchParams(params).toString();
+  const forms = [
+    [`${BASE}/api/endpoints/query/logs.all?${query}`, { "X-API-KEY": "second-key" }],
+    [`${BASE}/api/endpoints/query/logs.all?${query}`, { Authorization: `Bearer ${QUERY_KEY}` }],
+    [`${BASE}/api/endpoints/query/logs.all?${query}&api_key=${QUERY_KEY}`, {}],
+  ];
+  for (const [url, headers] of forms) {
+    const res = await mf.dispatchFetch(url, { headers });
+    assert.equal(res.status, 200, JSON.stringify(headers));
+  }
+  await expectError(await get("logs.all", params, { key: null }), 401, "missing_api_key");
+  const message = await expectError(await get("logs.all", params, { key: "wrong-key" }), 401, "invalid_api_key");
+  assert.doesNotMatch(message, /wrong-key/);
+  await expectError(await get("no.such.endpoint", params, { key: "wrong-key" }), 401, "invalid_api_key");
+  await expectError(await get("no.such.endpoint", params), 404, "endpoint_not_found");
+});
+
+test("every error status, named", async () => {
+  let message = await expectError(await get("logs.all", { project }), 400, "missing_parameter");
+  assert.match(message, /project_tier/);
+  message = await expectError(await get("usage.api-counts", { project, interval: "weekly" }), 400, "invalid_parameter");
+  assert.match(message, /interval/);
+  await expectError(await get("logs.all", { project, project_tier: "FREE", sql: "select 1" }), 400, "sandboxing_disabled");
+  const put = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all`, { method: "PUT", headers: { "X-API-KEY": QUERY_KEY } });
+  await expectError(put, 405, "method_not_allowed");
+  assert.equal(put.headers.get("Allow"), "GET, POST, OPTIONS");
+  await expectError(await mf.dispatchFetch(`${BASE}/api/logs/edge_logs`), 405, "method_not_allowed");
+  await expectError(await mf.dispatchFetch(`${BASE}/nothing/here`), 404, "not_found");
+  await expectError(await post("edge_logs", "x".repeat(1_500_001)), 413, "payload_too_large");
+  await expectError(await post("edge_logs", gzipSync("\n".repeat(1_600_000)), { "Content-Encoding": "gzip" }), 413, "payload_too_large");
+  await expectError(await post("postgres_logs", "[]"), 400, "unknown_stream");
+  await expectError(await post("edge_logs", "[{\"id\": 1,"), 400, "unreadable_batch");
+  await expectError(await post("edge_logs", "[]", { "X-API-KEY": QUERY_KEY }), 403, "forbidden");
+  await expectError(await post("edge_logs", "[]", { "X-API-KEY": "nope" }), 401, "invalid_api_key");
+});
+
+test("CORS preflight and headers", async () => {
+  const res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all`, {
+    method: "OPTIONS",
+    headers: { Origin: "https://studio.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key" },
+  });
+  assert.equal(res.status, 204);
+  assert.equal(res.headers.get("Access-Control-Allow-Origin"), "*");
+  assert.match(res.headers.get("Access-Control-Allow-Headers"), /X-API-KEY/i);
+  assert.match(res.headers.get("Access-Control-Allow-Methods"), /GET/);
+  const get1 = await get("logs.all", { project, project_tier: "FREE" });
+  assert.equal(get1.headers.get("Access-Control-Allow-Origin"), "*");
+  assert.match(get1.headers.get("Access-Control-Expose-Headers"), /X-Cache/);
+});
+
+test("partly bad batches keep the good entries", async () => {
+  const good = { id: "partly-good", timestamp: NOW * 1000 - 1, project: "partial", event_message: "ok" };
+  const body = [JSON.stringify(good), "{not json", JSON.stringify({ id: "no-timestamp" }), "7"].join("\n");
+  const res = await post("edge_logs", body);
+  assert.equal(res.status, 200);
+  const report = await res.json();
+  assert.equal(report.accepted, 1);
+  assert.deepEqual(report.rejected.map((r) => r.index), [1, 2, 3]);
+  assert.match(report.rejected[1].reason, /timestamp/);
+  const rows = (await (await get("logs.all", { project: "partial", project_tier: "FREE" })).json()).result;
+  assert.deepEqual(rows.map((r) => r.id), ["partly-good"]);
+});
+
+test("cache: MISS, HIT, expiry after 900 s, warming by the cron trigger; logs.all never cached", async () => {
+  const params = { project, interval: "15min" };
+  const at = (ms) => ({ headers: { "X-Test-Now-Ms": String(ms) } });
+  let res = await get("functions.invocation-stats", params, at(NOW));
+  assert.equal(res.headers.get("X-Cache"), "MISS");
+  assert.equal(res.headers.get("Cache-Control"), "max-age=900");
+  const first = await res.json();
+  res = await get("functions.invocation-stats", params, at(NOW + 100e3));
+  assert.equal(res.headers.get("X-Cache"), "HIT");
+  assert.equal(res.headers.get("Cache-Control"), "max-age=800");
+  assert.deepEqual(await res.json(), first);
+  res = await get("functions.invocation-stats", params, at(NOW + 900e3));
+  assert.equal(res.headers.get("X-Cache"), "MISS", "expired after 900 s");
+  await res.arrayBuffer();
+
+  // The cron trigger re-runs queries computed at least 300 s ago.
+  const worker = await mf.getWorker();
+  await worker.scheduled({ scheduledTime: new Date(NOW + 1200e3), cron: "*/5 * * * *" });
+  res = await get("functions.invocation-stats", params, at(NOW + 1201e3));
+  assert.equal(res.headers.get("X-Cache"), "HIT");
+  assert.equal(res.headers.get("Cache-Control"), "max-age=899", "fresh from warming at +1200 s");
+  await res.arrayBuffer();
+
+  res = await get("logs.all", { project, project_tier: "FREE" });
+  assert.equal(res.headers.get("X-Cache"), null);
+  assert.equal(res.headers.get("Cache-Control"), "no-store");
+  await res.arrayBuffer();
+});
+
+test("an engine trap restarts the instance from storage; the next request is served", async () => {
+  const [name, params] = QUERIES[2];
+  const trapped = await get(name, params, { headers: { "X-Test-Trap": "1" } });
+  const message = await expectError(trapped, 500, "internal_error");
+  assert.match(message, /restarted/);
+  const res = await get(name, params);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), reference.query(name, params, QUERY_KEY));
+});
+
+test("after a restart of the runtime, the same queries answer the same", async () => {
+  const before = [];
+  for (const [name, params] of QUERIES) before.push(await (await get(name, params)).json());
+  await mf.dispose();
+  await start();
+  for (const [i, [name, params]] of QUERIES.entries()) {
+    const res = await get(name, params);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), before[i], `${name} after restart`);
+  }
+});

@@ -1,0 +1,92 @@
+// The main job: serves www/worker.js on real workerd at http://127.0.0.1:8787,
+// with local persistence, ingests generated sample logs on first start, and
+// prints a ready-to-paste curl line for each endpoint.
+//
+//   node www/dev.mjs [--port 8787] [--state www/.state] [--fresh]
+//
+// Settings come from the environment when set (API_KEYS, INGEST_KEYS,
+// FIXED_NOW_MS, MAX_BODY_BYTES), as on Cloudflare.
+import { Miniflare } from "miniflare";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { workerOptions, ROOT } from "./miniflare-options.mjs";
+import { generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
+
+const args = process.argv.slice(2);
+const arg = (name, fallback) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const port = Number(arg("port", process.env.PORT ?? 8787));
+const stateDir = path.resolve(ROOT, arg("state", "www/.state"));
+if (args.includes("--fresh")) rmSync(stateDir, { recursive: true, force: true });
+mkdirSync(stateDir, { recursive: true });
+
+// Development keys are made once per state folder and kept beside it.
+const keysFile = path.join(stateDir, "dev-keys.json");
+if (!existsSync(keysFile)) {
+  writeFileSync(keysFile, JSON.stringify({ api: `dev-query-${randomBytes(9).toString("hex")}`, ingest: `dev-ingest-${randomBytes(9).toString("hex")}` }));
+}
+const devKeys = JSON.parse(readFileSync(keysFile, "utf8"));
+const apiKeys = process.env.API_KEYS ?? devKeys.api;
+const ingestKeys = process.env.INGEST_KEYS ?? devKeys.ingest;
+const bindings = { API_KEYS: apiKeys, INGEST_KEYS: ingestKeys };
+for (const name of ["FIXED_NOW_MS", "MAX_BODY_BYTES"]) if (process.env[name]) bindings[name] = process.env[name];
+
+const mf = new Miniflare(workerOptions({ persistDir: path.join(stateDir, "do"), bindings, port }));
+const url = await mf.ready;
+const base = url.origin;
+const queryKey = apiKeys.split(",")[0];
+const ingestKey = ingestKeys.split(",")[0];
+
+const sampleMarker = path.join(stateDir, "sample-ingested");
+const nowMs = Number(process.env.FIXED_NOW_MS || Date.now());
+const projects = projectRefs();
+if (!existsSync(sampleMarker)) {
+  for (const stream of ["edge_logs", "function_edge_logs"]) {
+    // Two days of logs, in batches of 5,000 as a log shipper would send them.
+    const entries = [...generate({ stream, count: 40_000, endMs: nowMs, spanMs: 2 * 24 * 3600e3 })];
+    let accepted = 0;
+    for (let i = 0; i < entries.length; i += 5000) {
+      const res = await fetch(`${base}/api/logs/${stream}`, {
+        method: "POST",
+        headers: { "X-API-KEY": ingestKey, "Content-Type": "application/x-ndjson" },
+        body: ndjson(entries.slice(i, i + 5000)),
+      });
+      const body = await res.json();
+      if (!res.ok) throw new Error(`ingest failed: ${res.status} ${JSON.stringify(body)}`);
+      accepted += body.accepted;
+    }
+    console.log(`ingested ${accepted} sample ${stream} entries`);
+  }
+  writeFileSync(sampleMarker, new Date().toISOString());
+} else {
+  console.log(`using the logs stored in ${path.relative(ROOT, stateDir)} (start with --fresh for new samples)`);
+}
+
+const project = projects[0];
+const examples = [
+  ["functions.invocation-stats", `project=${project}&interval=1hr`],
+  ["logs.all", `project=${project}&project_tier=PRO`],
+  ["usage.api-counts", `project=${project}&interval=hourly`],
+];
+console.log(`\nlog-endpoints worker (workerd) listening on ${base}`);
+console.log(`query key:  ${queryKey}\ningest key: ${ingestKey}\n`);
+for (const [name, query] of examples) {
+  const res = await fetch(`${base}/api/endpoints/query/${name}?${query}`, { headers: { "X-API-KEY": queryKey } });
+  const body = await res.json();
+  console.log(`# ${name}: HTTP ${res.status}, ${body.result?.length ?? 0} rows`);
+  console.log(`curl -s -H 'X-API-KEY: ${queryKey}' '${base}/api/endpoints/query/${name}?${query}'\n`);
+}
+console.log(`# send logs (JSON array or NDJSON, optionally gzip):`);
+console.log(`curl -s -X POST -H 'X-API-KEY: ${ingestKey}' --data-binary @edge.ndjson '${base}/api/logs/edge_logs'\n`);
+console.log("Ctrl-C stops the worker; the logs stay in the state folder.");
+
+const stop = async () => {
+  await mf.dispose();
+  process.exit(0);
+};
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+if (process.env.LOG_ENDPOINTS_EXIT_AFTER_START === "1") await stop();

@@ -1,0 +1,322 @@
+// The edge worker: binds the wasm module to HTTP as contract section 3 says.
+//
+// - The default export routes requests, answers CORS preflights and wrong
+//   methods, and forwards everything else to one Durable Object.
+// - `LogStore`, the Durable Object, holds the wasm instance (the in-memory
+//   store), appends every accepted batch to its SQLite storage, and rebuilds
+//   the in-memory store from storage when it wakes or after a wasm trap.
+
+import { initSync, LogEndpoints, __wbg_reset_state } from "../pkg/log_endpoints.js";
+import wasmModule from "../pkg/log_endpoints_bg.wasm";
+
+initSync({ module: wasmModule });
+
+const QUERY_PATH = /^\/api\/endpoints\/query\/([^/]+)\/?$/;
+const INGEST_PATH = /^\/api\/logs\/([^/]+)\/?$/;
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** SQLite values in Durable Objects are limited to 2 MB; batches are stored in parts. */
+const PART_BYTES = 1024 * 1024;
+const RETENTION_US = 90 * 24 * 3600 * 1e6;
+
+const CORS_HEADERS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding",
+  "Access-Control-Expose-Headers": "X-Cache, Cache-Control",
+  "Access-Control-Max-Age": "86400",
+};
+
+function json(status, body, headers = {}) {
+  return new Response(typeof body === "string" ? body : JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": "application/json; charset=utf-8", ...headers },
+  });
+}
+
+function errorResponse(status, code, message, headers = {}) {
+  return json(status, { error: { code, message } }, headers);
+}
+
+function withCors(response) {
+  const out = new Response(response.body, response);
+  for (const [k, v] of Object.entries(CORS_HEADERS)) out.headers.set(k, v);
+  return out;
+}
+
+function route(pathname) {
+  let m = QUERY_PATH.exec(pathname);
+  if (m) return { kind: "query", methods: ["GET", "POST"] };
+  m = INGEST_PATH.exec(pathname);
+  if (m) return { kind: "ingest", methods: ["POST"] };
+  return null;
+}
+
+function logStore(env) {
+  return env.LOG_STORE.get(env.LOG_STORE.idFromName("logs"));
+}
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const target = route(url.pathname);
+    if (!target) {
+      return withCors(errorResponse(404, "not_found", `no such path: ${url.pathname.slice(0, 200)}`));
+    }
+    if (request.method === "OPTIONS") {
+      return new Response(null, { status: 204, headers: CORS_HEADERS });
+    }
+    if (!target.methods.includes(request.method)) {
+      return withCors(
+        errorResponse(405, "method_not_allowed", `method ${request.method} is not allowed here; use ${target.methods.join(" or ")}`, {
+          Allow: [...target.methods, "OPTIONS"].join(", "),
+        }),
+      );
+    }
+    return withCors(await logStore(env).fetch(request));
+  },
+
+  /** Cron trigger (every 5 minutes in wrangler.jsonc): cache warming and retention. */
+  async scheduled(controller, env) {
+    await logStore(env).fetch("https://log-store.internal/__maintain", {
+      method: "POST",
+      headers: { "X-Scheduled-Time": String(controller.scheduledTime) },
+    });
+  },
+};
+
+/** Settings from the environment (vars and secrets); see the README. */
+function settingsFrom(env) {
+  const list = (value) =>
+    String(value ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean);
+  const number = (value) => (value === undefined || value === "" ? undefined : Number(value));
+  return {
+    apiKeys: list(env.API_KEYS),
+    ingestKeys: list(env.INGEST_KEYS),
+    fixedNowMs: number(env.FIXED_NOW_MS),
+    maxBodyBytes: number(env.MAX_BODY_BYTES) ?? DEFAULT_MAX_BODY_BYTES,
+    // Lets tests move the clock per request with X-Test-Now-Ms; never set it in production.
+    testHooks: env.TEST_HOOKS === "1",
+  };
+}
+
+/** Key from X-API-KEY, else Authorization: Bearer, else the api_key parameter. */
+function presentedKey(request, url) {
+  const header = request.headers.get("X-API-KEY");
+  if (header) return header;
+  const auth = request.headers.get("Authorization");
+  const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth);
+  if (bearer) return bearer[1].trim();
+  return url.searchParams.get("api_key") ?? undefined;
+}
+
+/** String equality whose time depends only on the lengths. */
+function constantTimeEqual(a, b) {
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0);
+  return diff === 0;
+}
+
+class HttpError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Reads the body as bytes (gunzipped when Content-Encoding says gzip), refusing more than `limit`. */
+async function readBody(request, limit) {
+  const declared = Number(request.headers.get("Content-Length") ?? NaN);
+  if (declared > limit) {
+    throw new HttpError(413, "payload_too_large", `body of ${declared} bytes is larger than the limit of ${limit} bytes; split it into smaller batches`);
+  }
+  if (!request.body) return new Uint8Array(0);
+  let stream = request.body;
+  const encoding = (request.headers.get("Content-Encoding") ?? "").toLowerCase();
+  if (encoding === "gzip") stream = stream.pipeThrough(new DecompressionStream("gzip"));
+  else if (encoding && encoding !== "identity") {
+    throw new HttpError(400, "unreadable_batch", `unsupported Content-Encoding ${encoding}; send gzip or plain`);
+  }
+  const parts = [];
+  let total = 0;
+  try {
+    for await (const chunk of stream) {
+      total += chunk.byteLength;
+      if (total > limit) {
+        throw new HttpError(413, "payload_too_large", `body is larger than the limit of ${limit} bytes (after decompression); split it into smaller batches`);
+      }
+      parts.push(chunk);
+    }
+  } catch (e) {
+    if (e instanceof HttpError) throw e;
+    throw new HttpError(400, "unreadable_batch", `the body could not be read (${e.message})`);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
+  }
+  return bytes;
+}
+
+export class LogStore {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.settings = settingsFrom(env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, newest_us INTEGER NOT NULL,
+      received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batch_parts (
+      batch_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (batch_id, part))`);
+    ctx.blockConcurrencyWhile(async () => this.rebuild());
+  }
+
+  /** A fresh in-memory store, filled from every stored batch in arrival order. */
+  rebuild() {
+    this.service?.free();
+    this.service = new LogEndpoints({
+      apiKeys: this.settings.apiKeys,
+      now: this.settings.fixedNowMs,
+      limits: { maxBatchBytes: Math.max(this.settings.maxBodyBytes, 1) },
+    });
+    const batches = this.sql.exec("SELECT id, stream, bytes FROM batches ORDER BY id").toArray();
+    for (const batch of batches) {
+      const body = new Uint8Array(batch.bytes);
+      let at = 0;
+      for (const part of this.sql.exec("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", batch.id)) {
+        const chunk = new Uint8Array(part.body);
+        body.set(chunk, at);
+        at += chunk.byteLength;
+      }
+      this.service.ingest(batch.stream, body);
+    }
+    this.restoredBatches = batches.length;
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (!this.service) {
+      try {
+        this.rebuild();
+      } catch {
+        return errorResponse(503, "unavailable", "the query engine is restarting; retry shortly");
+      }
+    }
+    const testNow = this.settings.testHooks ? request.headers.get("X-Test-Now-Ms") : null;
+    if (testNow !== null) this.service.setNow(Number(testNow));
+    try {
+      if (url.pathname === "/__maintain") return this.maintain(request);
+      if (QUERY_PATH.test(url.pathname)) return await this.query(request, url);
+      return await this.ingest(request, url);
+    } catch (e) {
+      return this.failure(e);
+    } finally {
+      if (testNow !== null) this.service?.setNow(this.settings.fixedNowMs);
+    }
+  }
+
+  async query(request, url) {
+    const name = decodeURIComponent(QUERY_PATH.exec(url.pathname)[1]);
+    let params = url.searchParams;
+    if (request.method === "POST") {
+      const text = new TextDecoder().decode(await readBody(request, 64 * 1024));
+      let body;
+      try {
+        body = text.trim() === "" ? {} : JSON.parse(text);
+      } catch (e) {
+        throw new HttpError(400, "invalid_parameter", `the POST body must be a JSON object of parameters (${e.message})`);
+      }
+      if (body === null || typeof body !== "object" || Array.isArray(body)) {
+        throw new HttpError(400, "invalid_parameter", "the POST body must be a JSON object of parameters");
+      }
+      params = body;
+    }
+    if (this.settings.testHooks && request.headers.get("X-Test-Trap") === "1") {
+      throw new WebAssembly.RuntimeError("unreachable (simulated by X-Test-Trap)");
+    }
+    const out = this.service.queryRaw(name, params, presentedKey(request, url));
+    const headers = out.cache
+      ? { "Cache-Control": `max-age=${out.maxAge}`, "X-Cache": out.cache }
+      : { "Cache-Control": "no-store" };
+    return json(200, out.body, headers);
+  }
+
+  async ingest(request, url) {
+    const stream = decodeURIComponent(INGEST_PATH.exec(url.pathname)[1]);
+    const key = presentedKey(request, url);
+    if (!key) throw new HttpError(401, "missing_api_key", "missing ingest key: send it in the X-API-KEY header (or Authorization: Bearer)");
+    if (!this.settings.ingestKeys.some((k) => constantTimeEqual(k, key))) {
+      // A query key is a real key, but not one that may write.
+      const isQueryKey = this.settings.apiKeys.some((k) => constantTimeEqual(k, key));
+      if (isQueryKey) throw new HttpError(403, "forbidden", "forbidden: this key may query but not ingest logs");
+      throw new HttpError(401, "invalid_api_key", "invalid ingest key");
+    }
+    const body = await readBody(request, this.settings.maxBodyBytes);
+    const report = this.service.ingest(stream, body);
+    if (report.accepted > 0) {
+      try {
+        this.store(stream, body, report.newestTimestamp);
+      } catch (e) {
+        // Memory now holds entries storage does not: go back to what storage has.
+        this.rebuild();
+        throw new HttpError(503, "storage_unavailable", `the batch could not be stored and was not kept; retry later (${e.message})`);
+      }
+    }
+    const { newestTimestamp, ...answer } = report;
+    return json(200, answer);
+  }
+
+  store(stream, body, newestUs) {
+    this.ctx.storage.transactionSync(() => {
+      const { id } = this.sql
+        .exec("INSERT INTO batches (stream, newest_us, received_ms, bytes) VALUES (?, ?, ?, ?) RETURNING id", stream, newestUs ?? 0, Date.now(), body.byteLength)
+        .one();
+      for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) {
+        this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, body.slice(at, at + PART_BYTES).buffer);
+      }
+    });
+  }
+
+  /** Cache warming, and dropping stored batches whose newest entry is past the longest retention. */
+  maintain(request) {
+    const scheduled = Number(request.headers.get("X-Scheduled-Time"));
+    const nowMs = this.settings.fixedNowMs ?? (this.settings.testHooks && scheduled ? scheduled : Date.now());
+    const cutoffUs = (nowMs * 1000) - RETENTION_US;
+    const expired = this.sql.exec("SELECT id FROM batches WHERE newest_us < ?", cutoffUs).toArray();
+    if (expired.length > 0) {
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec("DELETE FROM batch_parts WHERE batch_id IN (SELECT id FROM batches WHERE newest_us < ?)", cutoffUs);
+        this.sql.exec("DELETE FROM batches WHERE newest_us < ?", cutoffUs);
+      });
+      this.rebuild();
+    }
+    if (this.settings.testHooks && scheduled) this.service.setNow(scheduled);
+    const warmed = this.service.warmCache();
+    if (this.settings.testHooks && scheduled) this.service.setNow(this.settings.fixedNowMs);
+    return json(200, { ...warmed, droppedBatches: expired.length, ...this.service.stats() });
+  }
+
+  failure(e) {
+    if (e instanceof HttpError || (e && typeof e.status === "number" && typeof e.code === "string")) {
+      return errorResponse(e.status, e.code, e.message);
+    }
+    // Anything else is a fault inside the engine (a wasm trap): start a fresh
+    // instance from storage so the next request is served normally.
+    console.error("log-endpoints: engine fault, re-instantiating:", e && e.message);
+    try {
+      this.service = undefined;
+      __wbg_reset_state();
+      this.rebuild();
+    } catch (again) {
+      console.error("log-endpoints: rebuild failed:", again && again.message);
+      this.service = undefined;
+      return errorResponse(503, "unavailable", "the query engine is restarting; retry shortly");
+    }
+    return errorResponse(500, "internal_error", "internal error in the query engine; it was restarted, retry the request");
+  }
+}
