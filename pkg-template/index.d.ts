@@ -1,11 +1,56 @@
-export { LogEndpoints } from "./log_endpoints.js";
+// Typed front of the package: per-endpoint parameters and rows. The shared
+// types are generated from the Rust side into log_endpoints.d.ts.
+import type {
+  Catalog,
+  EndpointInfo,
+  EndpointName,
+  EndpointParams,
+  EndpointRows,
+  IngestReport,
+  LogEndpointsOptions,
+  RawQueryResult,
+  StoreStats,
+  StreamName,
+  WarmReport,
+} from "./log_endpoints.js";
 
-/** Instantiates the wasm module; a no-op in Node, where import does it. Safe to call twice. */
-export function init(source?: string | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
+export type * from "./log_endpoints.js";
+
+/** An endpoint's UUID (any other string is a type error: use the name for typed results). */
+export type EndpointUuid = `${string}-${string}-${string}-${string}-${string}`;
+
+/** A log batch: entry objects, JSON-array or NDJSON text, or its UTF-8 bytes. */
+export type Batch = readonly object[] | string | Uint8Array;
+
+export declare class LogEndpoints {
+  constructor(options?: LogEndpointsOptions);
+  ingest(stream: StreamName, batch: Batch): IngestReport;
+  query(endpoint: EndpointUuid, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
+  // Last, so a mistake in a typed call is reported against this overload.
+  query<E extends EndpointName>(endpoint: E, params: EndpointParams[E], apiKey?: string): { result: EndpointRows[E][] };
+  queryRaw(endpoint: EndpointName | EndpointUuid, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
+  endpoints(): EndpointInfo[];
+  warmCache(): WarmReport;
+  clearCache(): void;
+  setNow(nowMs?: number | null): void;
+  stats(): StoreStats;
+  catalog(): Catalog;
+  memoryBytes(): number;
+  /** Newest entry time held, epoch ms, or undefined when empty. */
+  newestTimestamp(): number | undefined;
+  free(): void;
+}
+
+/**
+ * Instantiates the wasm module. Needed once in browsers (it fetches
+ * log_endpoints_bg.wasm beside the module unless given a source); a no-op
+ * where import already did it (Node, Deno, Workers). Safe to call twice.
+ */
+export declare function init(source?: string | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
 
 /** What a failed call throws. */
 export interface LogEndpointsError extends Error {
-  /** HTTP status: 400, 401, 403, 404, 413. */
+  /** HTTP status: 400, 401, 403, 404 or 413. */
   status: number;
   /** Stable machine-readable code, e.g. "missing_parameter". */
   code: string;

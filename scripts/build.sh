@@ -22,6 +22,12 @@ node -e '
   p.version = process.argv[1];
   fs.writeFileSync("pkg/package.json", JSON.stringify(p, null, 2) + "\n");
 ' "$version"
+# The browser page as static files: dist/page/ (serve it from any static host).
+rm -rf dist/page && mkdir -p dist/page/pkg dist/page/vendor
+cp www/page/* dist/page/
+cp pkg/web.js pkg/batcher.js pkg/log_endpoints.js pkg/log_endpoints_bg.wasm dist/page/pkg/
+cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css dist/page/vendor/
+
 # Make the package importable by its name from this checkout's tests and tools.
 mkdir -p node_modules && ln -sfn ../pkg node_modules/log-endpoints
 log "pkg/ ready: $(du -h pkg/log_endpoints_bg.wasm | cut -f1) wasm"

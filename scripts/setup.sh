@@ -99,8 +99,15 @@ install_node_packages() {
   fi
 }
 
+install_browser() {
+  # Debian's Chromium and ChromeDriver: the page tests (playwright-core) and the
+  # wasm tests in a browser (wasm-bindgen-test-runner) drive them.
+  apt_install chromium chromium-driver
+}
+
 [ -f Cargo.lock ] || cargo generate-lockfile -q
 choose_wasm_toolchain
 install_wasm_bindgen_cli
 install_node_packages
+install_browser
 log "toolchain ready ($(grep WASM_ROUTE target/toolchain.env))"

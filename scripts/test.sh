@@ -27,8 +27,11 @@ bash scripts/build.sh
 stage "wasm tests in Node (wasm-bindgen-test-runner)"
 wasm_cargo test --test wasm
 
-stage "Node tests (package by name, edge worker on workerd)"
-node --test --test-reporter=spec tests/node/
+stage "wasm tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)"
+WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver wasm_cargo test --test wasm
+
+stage "Node tests: package by name and installed from its tarball (Node, Deno, workerd, Chromium, tsc, CLI), edge worker on workerd, load check, browser page"
+node --test --test-reporter=spec --test-concurrency=1 tests/node/
 
 echo
 echo "=== all test stages passed in $(( $(date +%s) - started ))s"

@@ -8,6 +8,95 @@ use wasm_bindgen::prelude::*;
 
 use crate::{ApiKey, Config, Error, Limits, LogEndpoints, Params};
 
+// Parameter and row types of each endpoint, emitted into the generated
+// `log_endpoints.d.ts`; `pkg-template/index.d.ts` builds the typed `query` on them.
+#[wasm_bindgen(typescript_custom_section)]
+const ENDPOINT_TYPES: &str = r#"
+export type InvocationStatsInterval = "5min" | "15min" | "1hr" | "1day" | "7day";
+export type ProjectTier = "FREE" | "PRO" | "PAYG" | "ENTERPRISE";
+export type ApiCountsInterval = "minutely" | "hourly" | "daily";
+
+export interface InvocationStatsParams { project: string; interval: InvocationStatsInterval; function_id?: string }
+export interface LogsAllParams { project: string; project_tier: ProjectTier; iso_timestamp_start?: string; iso_timestamp_end?: string }
+export interface ApiCountsParams { project: string; interval: ApiCountsInterval }
+
+export interface InvocationStatsRow {
+  /** Bucket start, microseconds since the Unix epoch. */
+  timestamp: number;
+  min_execution_time: number | null;
+  max_execution_time: number | null;
+  avg_execution_time: number | null;
+  p95_execution_time: number | null;
+  p99_execution_time: number | null;
+  count: number;
+  error_count: number;
+}
+export interface LogsAllRow {
+  id: string;
+  /** Microseconds since the Unix epoch. */
+  timestamp: number;
+  event_message: string | null;
+  /** Exactly as ingested; its shape depends on the log stream. */
+  metadata: unknown;
+}
+export interface ApiCountsRow {
+  /** Bucket start as a UTC datetime, e.g. "2026-11-20T12:00:00". */
+  timestamp: string;
+  total_rest_requests: number;
+  total_storage_requests: number;
+  total_auth_requests: number;
+  total_realtime_requests: number;
+}
+
+export interface EndpointParams {
+  "functions.invocation-stats": InvocationStatsParams;
+  "logs.all": LogsAllParams;
+  "usage.api-counts": ApiCountsParams;
+}
+export interface EndpointRows {
+  "functions.invocation-stats": InvocationStatsRow;
+  "logs.all": LogsAllRow;
+  "usage.api-counts": ApiCountsRow;
+}
+export type EndpointName = keyof EndpointParams;
+export type StreamName = "edge_logs" | "cloudflare.logs.prod" | "function_edge_logs" | "deno-relay-logs";
+
+export interface ApiKeyOption { key: string; endpoints?: string[]; projects?: string[] }
+export interface LogEndpointsOptions {
+  apiKeys?: (string | ApiKeyOption)[];
+  /** Fixed clock, epoch milliseconds; the host clock when absent. */
+  now?: number;
+  limits?: { maxBatchBytes?: number; maxBatchEntries?: number };
+}
+export interface IngestReport {
+  accepted: number;
+  rejected: { index: number; reason: string }[];
+  rejectedTotal: number;
+  /** Newest accepted timestamp, microseconds; null when nothing was accepted. */
+  newestTimestamp: number | null;
+}
+export interface EndpointInfo {
+  name: EndpointName;
+  id: string;
+  maxRows: number;
+  cacheSeconds: number | null;
+  cacheWarmingSeconds: number | null;
+  sandboxing: boolean;
+  parameters: string[];
+}
+export interface RawQueryResult { body: string; cache: "HIT" | "MISS" | null; maxAge: number | null }
+export interface StoreStats { edgeEntries: number; functionRows: number; storeBytes: number; cachedResults: number }
+export interface WarmReport { refreshed: number; kept: number }
+export interface Catalog {
+  edgeProjects: string[];
+  functionProjects: string[];
+  functions: string[];
+  /** Microseconds since the Unix epoch; null when empty. */
+  oldestTimestamp: number | null;
+  newestTimestamp: number | null;
+}
+"#;
+
 /// A JS `Error` carrying the HTTP `status` and stable `code` of a core error.
 fn js_error(error: &Error) -> JsValue {
     let js = js_sys::Error::new(&error.to_string());
@@ -283,6 +372,22 @@ impl JsLogEndpoints {
     /// `{ edgeEntries, functionRows, storeBytes, cachedResults }`.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.stats())
+    }
+
+    /// Size of the module's linear memory in bytes; wasm memory never shrinks,
+    /// so this is also the peak.
+    #[wasm_bindgen(js_name = memoryBytes)]
+    pub fn memory_bytes(&self) -> f64 {
+        wasm_bindgen::memory()
+            .unchecked_into::<js_sys::WebAssembly::Memory>()
+            .buffer()
+            .unchecked_into::<js_sys::ArrayBuffer>()
+            .byte_length() as f64
+    }
+
+    /// `{ edgeProjects, functionProjects, functions, oldestTimestamp, newestTimestamp }`.
+    pub fn catalog(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.catalog())
     }
 
     /// Newest entry time held, epoch ms, or `null` when empty.

@@ -70,6 +70,18 @@ pub struct StoreStats {
     pub cached_results: usize,
 }
 
+/// What the store holds, for offering valid choices (the browser page's pickers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Catalog {
+    pub edge_projects: Vec<String>,
+    pub function_projects: Vec<String>,
+    pub functions: Vec<String>,
+    /// Oldest and newest timestamps over both streams (µs).
+    pub oldest_timestamp: Option<Micros>,
+    pub newest_timestamp: Option<Micros>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct WarmReport {
     pub refreshed: usize,
@@ -223,6 +235,20 @@ impl LogEndpoints {
             function_rows: self.functions.len(),
             store_bytes: self.edge.heap_bytes() + self.functions.heap_bytes(),
             cached_results: self.cache.len(),
+        }
+    }
+
+    pub fn catalog(&self) -> Catalog {
+        let firsts = [
+            self.edge.timestamp.first(),
+            self.functions.timestamp.first(),
+        ];
+        Catalog {
+            edge_projects: self.edge.projects.sorted_values(),
+            function_projects: self.functions.projects.sorted_values(),
+            functions: self.functions.functions.sorted_values(),
+            oldest_timestamp: firsts.into_iter().flatten().min().copied(),
+            newest_timestamp: self.newest_timestamp(),
         }
     }
 

@@ -49,6 +49,13 @@ impl Interner {
         self.values.is_empty()
     }
 
+    /// Every interned value, sorted.
+    pub fn sorted_values(&self) -> Vec<String> {
+        let mut values: Vec<String> = self.values.iter().map(|v| v.to_string()).collect();
+        values.sort_unstable();
+        values
+    }
+
     fn heap_bytes(&self) -> usize {
         let text: usize = self.values.iter().map(|v| v.len()).sum();
         // Each string is held twice (map key and value list) plus the table slots.

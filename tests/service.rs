@@ -302,3 +302,33 @@ fn endpoints_listing() {
         ["functions.invocation-stats", "logs.all", "usage.api-counts"]
     );
 }
+
+#[test]
+fn catalog_lists_what_is_held() {
+    let mut svc = service();
+    assert_eq!(svc.catalog().newest_timestamp, None);
+    ingest(
+        &mut svc,
+        "edge_logs",
+        &[
+            edge("a", NOW - MIN, "pb", "/"),
+            edge("b", NOW - HOUR, "pa", "/"),
+        ],
+    );
+    ingest(
+        &mut svc,
+        "function_edge_logs",
+        &[
+            func("c", NOW, "pf", "f2", None, 200),
+            func("d", NOW - DAY, "pf", "f1", None, 200),
+        ],
+    );
+    let catalog = svc.catalog();
+    assert_eq!(catalog.edge_projects, ["pa", "pb"]);
+    assert_eq!(catalog.function_projects, ["pf"]);
+    assert_eq!(catalog.functions, ["f1", "f2"]);
+    assert_eq!(
+        (catalog.oldest_timestamp, catalog.newest_timestamp),
+        (Some(NOW - DAY), Some(NOW))
+    );
+}

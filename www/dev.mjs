@@ -2,7 +2,9 @@
 // with local persistence, ingests generated sample logs on first start, and
 // prints a ready-to-paste curl line for each endpoint.
 //
-//   node www/dev.mjs [--port 8787] [--state www/.state] [--fresh]
+//   node www/dev.mjs [--port 8787] [--page-port 8788] [--state www/.state] [--fresh]
+//
+// It also serves the browser page (dist/page) on the next port.
 //
 // Settings come from the environment when set (API_KEYS, INGEST_KEYS,
 // FIXED_NOW_MS, MAX_BODY_BYTES), as on Cloudflare.
@@ -11,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { workerOptions, ROOT } from "./miniflare-options.mjs";
+import { serveStatic } from "./static-server.mjs";
 import { generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
 
 const args = process.argv.slice(2);
@@ -81,9 +84,12 @@ for (const [name, query] of examples) {
 }
 console.log(`# send logs (JSON array or NDJSON, optionally gzip):`);
 console.log(`curl -s -X POST -H 'X-API-KEY: ${ingestKey}' --data-binary @edge.ndjson '${base}/api/logs/edge_logs'\n`);
-console.log("Ctrl-C stops the worker; the logs stay in the state folder.");
+const page = await serveStatic(path.join(ROOT, "dist/page"), { port: Number(arg("page-port", port + 1)) });
+console.log(`# the browser page (analyse downloaded logs locally): ${page.url}\n`);
+console.log("Ctrl-C stops the worker and the page; the logs stay in the state folder.");
 
 const stop = async () => {
+  await page.close();
   await mf.dispose();
   process.exit(0);
 };

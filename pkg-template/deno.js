@@ -1,0 +1,8 @@
+// Deno: the module is instantiated synchronously on import (needs read access
+// to the package folder, e.g. `deno run --allow-read`).
+import { initSync } from "./log_endpoints.js";
+
+initSync({ module: Deno.readFileSync(new URL("./log_endpoints_bg.wasm", import.meta.url)) });
+
+export { LogEndpoints } from "./log_endpoints.js";
+export const init = async () => {};

@@ -1,0 +1,228 @@
+// The npm package as a user gets it: `npm pack`, installed from the tarball into
+// a fresh project, then imported and queried in Node (ESM and CommonJS), Deno,
+// workerd (bundled by esbuild with the "workerd" condition) and headless
+// Chromium; its types checked with tsc --strict; its CLI run on log files.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, copyFileSync, cpSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { Miniflare } from "miniflare";
+import * as esbuild from "esbuild";
+import { launchChromium } from "./chromium.mjs";
+import { LogEndpoints } from "log-endpoints";
+import { ROOT } from "../../www/miniflare-options.mjs";
+import { serveStatic } from "../../www/static-server.mjs";
+import { generate, ndjson, projectRefs } from "../../scripts/generate-logs.mjs";
+
+const NOW = Date.parse("2026-11-20T12:00:00Z");
+const [project] = projectRefs();
+const BIN = path.join(ROOT, "node_modules/.bin");
+const edge = [...generate({ stream: "edge_logs", count: 400, endMs: NOW, spanMs: 3 * 3600e3 })];
+const fns = [...generate({ stream: "function_edge_logs", count: 400, endMs: NOW, spanMs: 3 * 3600e3 })];
+
+// The same program in every runtime: ingest, then one query per endpoint.
+const QUERIES = [
+  ["functions.invocation-stats", { project, interval: "1day" }],
+  ["logs.all", { project, project_tier: "PRO" }],
+  ["usage.api-counts", { project, interval: "daily" }],
+];
+const PROGRAM = `
+  const svc = new LogEndpoints({ apiKeys: ["k"], now: ${NOW} });
+  svc.ingest("edge_logs", ${JSON.stringify(ndjson(edge))});
+  svc.ingest("function_edge_logs", ${JSON.stringify(ndjson(fns))});
+  const answers = ${JSON.stringify(QUERIES)}.map(([name, params]) => svc.query(name, params, "k"));
+`;
+const reference = new LogEndpoints({ apiKeys: ["k"], now: NOW });
+reference.ingest("edge_logs", edge);
+reference.ingest("function_edge_logs", fns);
+const EXPECTED = QUERIES.map(([name, params]) => reference.query(name, params, "k"));
+
+let dir;
+
+function sh(cmd, args, options = {}) {
+  return execFileSync(cmd, args, { cwd: dir, encoding: "utf8", maxBuffer: 1 << 26, stdio: ["ignore", "pipe", "pipe"], ...options });
+}
+
+before(() => {
+  dir = mkdtempSync(path.join(tmpdir(), "log-endpoints-install-"));
+  const tarball = execFileSync("npm", ["pack", path.join(ROOT, "pkg"), "--pack-destination", dir, "--silent"], { encoding: "utf8" }).trim().split("\n").pop();
+  writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  sh("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", path.join(dir, tarball)]);
+});
+
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test("the tarball holds exactly the files of the `files` list", () => {
+  const listed = JSON.parse(readFileSync(path.join(dir, "node_modules/log-endpoints/package.json"), "utf8")).files;
+  for (const file of listed) readFileSync(path.join(dir, "node_modules/log-endpoints", file));
+});
+
+test("Node ESM: import by name, ready at once", () => {
+  writeFileSync(path.join(dir, "esm.mjs"), `import { LogEndpoints, init } from "log-endpoints";\nawait init();\n${PROGRAM}\nconsole.log(JSON.stringify(answers));`);
+  assert.deepEqual(JSON.parse(sh("node", ["esm.mjs"])), EXPECTED);
+});
+
+test("Node CommonJS: require by name", () => {
+  writeFileSync(path.join(dir, "cjs.cjs"), `const { LogEndpoints } = require("log-endpoints");\n${PROGRAM}\nconsole.log(JSON.stringify(answers));`);
+  assert.deepEqual(JSON.parse(sh("node", ["--no-warnings", "cjs.cjs"])), EXPECTED);
+});
+
+test("Deno: import from node_modules with the deno condition", () => {
+  writeFileSync(path.join(dir, "deno.mjs"), `import { LogEndpoints } from "log-endpoints";\n${PROGRAM}\nconsole.log(JSON.stringify(answers));`);
+  const out = sh(path.join(BIN, "deno"), ["run", "--allow-read", "--no-config", "--node-modules-dir=manual", "deno.mjs"], { env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" } });
+  assert.deepEqual(JSON.parse(out), EXPECTED);
+});
+
+test("workerd: bundled with the workerd condition, run by Miniflare", async () => {
+  const out = path.join(dir, "worker-out");
+  mkdirSync(out, { recursive: true });
+  writeFileSync(
+    path.join(dir, "worker.mjs"),
+    `import { LogEndpoints } from "log-endpoints";\nexport default { fetch() {\n${PROGRAM}\nreturn Response.json(answers); } };`,
+  );
+  await esbuild.build({
+    entryPoints: [path.join(dir, "worker.mjs")],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    external: ["*.wasm"],
+    outfile: path.join(out, "worker.mjs"),
+    absWorkingDir: dir,
+    logLevel: "error",
+  });
+  const bundled = readFileSync(path.join(out, "worker.mjs"), "utf8");
+  assert.match(bundled, /log_endpoints_bg\.wasm/, "the workerd entry (wasm module import) was chosen");
+  copyFileSync(path.join(dir, "node_modules/log-endpoints/log_endpoints_bg.wasm"), path.join(out, "log_endpoints_bg.wasm"));
+  const mf = new Miniflare({
+    modules: [
+      { type: "ESModule", path: path.join(out, "worker.mjs") },
+      { type: "CompiledWasm", path: path.join(out, "log_endpoints_bg.wasm") },
+    ],
+    modulesRoot: out,
+    compatibilityDate: "2026-07-30",
+  });
+  try {
+    const res = await mf.dispatchFetch("http://bundle.test/");
+    assert.deepEqual(await res.json(), EXPECTED);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test("headless Chromium: import map to the package, await init()", async () => {
+  const pkgDir = path.join(dir, "node_modules/log-endpoints");
+  const page = `<!doctype html><script type="importmap">{"imports":{"log-endpoints":"/pkg/web.js"}}</script>
+    <script type="module">
+      import { init, LogEndpoints } from "log-endpoints";
+      try {
+        await init(); await init();
+        ${PROGRAM}
+        window.answers = answers;
+      } catch (e) { window.failed = String(e); }
+    </script>`;
+  const siteDir = path.join(dir, "site");
+  mkdirSync(siteDir, { recursive: true });
+  writeFileSync(path.join(siteDir, "index.html"), page);
+  cpSync(pkgDir, path.join(siteDir, "pkg"), { recursive: true });
+  const site = await serveStatic(siteDir);
+  const browser = await launchChromium();
+  try {
+    const tab = await browser.newPage();
+    const errors = [];
+    tab.on("pageerror", (e) => errors.push(e.message));
+    await tab.goto(site.url);
+    await tab.waitForFunction(() => window.answers !== undefined || window.failed !== undefined, null, { timeout: 20_000 });
+    assert.equal(await tab.evaluate(() => window.failed), undefined);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(await tab.evaluate(() => window.answers), EXPECTED);
+  } finally {
+    await browser.close();
+    await site.close();
+  }
+});
+
+test("types: a typed use compiles with --strict; misspellings do not", () => {
+  writeFileSync(
+    path.join(dir, "good.ts"),
+    `import { LogEndpoints, type LogsAllRow, type LogEndpointsError } from "log-endpoints";
+const svc = new LogEndpoints({ apiKeys: ["k"], now: 0 });
+const report = svc.ingest("edge_logs", "[]");
+const accepted: number = report.accepted;
+const logs = svc.query("logs.all", { project: "p", project_tier: "PRO", iso_timestamp_end: "2026-11-20" }, "k");
+const first: LogsAllRow | undefined = logs.result[0];
+const id: string | undefined = first?.id;
+const stats = svc.query("functions.invocation-stats", { project: "p", interval: "1hr" }, "k");
+const p95: number | null | undefined = stats.result[0]?.p95_execution_time;
+const counts = svc.query("usage.api-counts", { project: "p", interval: "hourly" }, "k");
+const rest: number | undefined = counts.result[0]?.total_rest_requests;
+const byId = svc.query("7d3b1c2e-0000-5000-8000-000000000000", "project=p", "k");
+try { svc.query("logs.all", { project: "p", project_tier: "FREE" }); } catch (e) { const err = e as LogEndpointsError; const s: number = err.status; const c: string = err.code; void s; void c; }
+void accepted; void id; void p95; void rest; void byId;
+`,
+  );
+  writeFileSync(
+    path.join(dir, "bad.ts"),
+    `import { LogEndpoints } from "log-endpoints";
+const svc = new LogEndpoints({ apiKeys: ["k"] });
+svc.query("logs.all", { project: "p", project_tir: "PRO" }, "k");
+svc.query("usage.api-counts", { project: "p", interval: "weekly" }, "k");
+const rows = svc.query("usage.api-counts", { project: "p", interval: "hourly" }, "k").result;
+const n: number = rows[0].total_rest_request;
+void n;
+`,
+  );
+  const tsc = path.join(BIN, "tsc");
+  const goodRun = spawnSync(tsc, ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom,esnext.disposable", "--types", "", "good.ts"], { cwd: dir, encoding: "utf8" });
+  assert.equal(goodRun.status, 0, goodRun.stdout + goodRun.stderr);
+  const badRun = spawnSync(tsc, ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--lib", "es2022,dom,esnext.disposable", "--types", "", "bad.ts"], { cwd: dir, encoding: "utf8" });
+  assert.notEqual(badRun.status, 0);
+  const output = badRun.stdout + badRun.stderr;
+  assert.match(output, /bad\.ts\(3,[\s\S]*?'project_tir' does not exist in type 'LogsAllParams'/, output);
+  assert.match(output, /bad\.ts\(4,[\s\S]*?'"weekly"' is not assignable to type 'ApiCountsInterval'/, output);
+  assert.match(output, /bad\.ts\(6,[\s\S]*?'total_rest_request' does not exist on type 'ApiCountsRow'/, output);
+});
+
+test("CLI: each endpoint in each format over log files; a bad file is a one-line error", () => {
+  writeFileSync(path.join(dir, "edge.ndjson"), ndjson(edge));
+  writeFileSync(path.join(dir, "functions.json.gz"), gzipSync(JSON.stringify(fns)));
+  writeFileSync(path.join(dir, "mixed.ndjson"), ndjson([...edge.slice(0, 200), ...fns.slice(0, 200)]) + ndjson([...edge.slice(200), ...fns.slice(200)]));
+  // The bin as npm installed it (what npx would run).
+  const cli = (...args) => spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), args, { cwd: dir, encoding: "utf8" });
+  for (const [i, [name, params]] of QUERIES.entries()) {
+    const paramArgs = Object.entries(params).flatMap(([k, v]) => ["--param", `${k}=${v}`]);
+    for (const files of [["--logs", "edge.ndjson", "--logs", "functions.json.gz"], ["--logs", "mixed.ndjson"]]) {
+      const json = cli("query", name, ...files, ...paramArgs, "--now", new Date(NOW).toISOString());
+      assert.equal(json.status, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), EXPECTED[i], `${name} ${files}`);
+    }
+    const csv = cli("query", name, "--logs", "edge.ndjson", "--logs", "functions.json.gz", ...paramArgs, "--now", String(NOW), "--format", "csv");
+    assert.equal(csv.status, 0, csv.stderr);
+    const lines = csv.stdout.trim().split("\n");
+    assert.equal(lines[0], Object.keys(EXPECTED[i].result[0]).join(","));
+    assert.equal(lines.length, EXPECTED[i].result.length + 1);
+    const table = cli("query", name, "--logs", "edge.ndjson", "--logs", "functions.json.gz", ...paramArgs, "--now", String(NOW), "--format", "table");
+    assert.equal(table.status, 0, table.stderr);
+    assert.match(table.stdout, new RegExp(`\\(${EXPECTED[i].result.length} rows\\)`));
+  }
+  // Default now is the newest entry, so old downloads still show data.
+  const latest = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");
+  assert.equal(latest.status, 0, latest.stderr);
+  assert.equal(JSON.parse(latest.stdout).result.length, 100);
+
+  writeFileSync(path.join(dir, "broken.json"), "[{\"id\": 1,");
+  for (const [args, pattern, code] of [
+    [["query", "logs.all", "--logs", "broken.json", "--param", "project=p", "--param", "project_tier=FREE"], /^error: broken\.json is not a valid JSON array/, 2],
+    [["query", "logs.all", "--logs", "missing.ndjson", "--param", "project=p"], /^error: cannot read missing\.ndjson: no such file/, 2],
+    [["query", "logs.all", "--logs", "edge.ndjson", "--param", "project=p"], /^error: missing required parameter `project_tier`$/m, 1],
+    [["query", "logs.all", "--logs", "edge.ndjson", "--format", "xml"], /^error: --format must be json, csv or table/, 2],
+  ]) {
+    const run = cli(...args);
+    assert.equal(run.status, code, `${args.join(" ")}: ${run.stderr}`);
+    assert.match(run.stderr, pattern);
+    assert.equal(run.stdout, "");
+  }
+});

@@ -1,0 +1,157 @@
+// The browser page end to end in headless Chromium: files in through the file
+// input, ingestion in the Web Worker with progress, each endpoint run from the
+// controls, tables and charts checked against the library, a parameter error
+// shown beside its control. Screenshots go to test-output/.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { LogEndpoints } from "log-endpoints";
+import { ROOT } from "../../www/miniflare-options.mjs";
+import { serveStatic } from "../../www/static-server.mjs";
+import { generate, ndjson, projectRefs } from "../../scripts/generate-logs.mjs";
+import { launchChromium } from "./chromium.mjs";
+
+const END = Date.parse("2026-11-18T09:30:00Z"); // an old download: "now" must default to its newest entry
+const OUT = path.join(ROOT, "test-output");
+const [project] = projectRefs();
+const edge = [...generate({ stream: "edge_logs", count: 3000, endMs: END, spanMs: 2 * 24 * 3600e3 })];
+const fns = [...generate({ stream: "function_edge_logs", count: 3000, endMs: END, spanMs: 2 * 24 * 3600e3 })];
+const newestUs = Math.max(...edge.map((e) => e.timestamp), ...fns.map((e) => e.timestamp));
+
+const reference = new LogEndpoints({ apiKeys: ["k"], now: newestUs / 1000 });
+reference.ingest("edge_logs", edge);
+reference.ingest("function_edge_logs", fns);
+
+let dir;
+let site;
+let browser;
+let page;
+const foreignRequests = [];
+
+before(async () => {
+  mkdirSync(OUT, { recursive: true });
+  dir = mkdtempSync(path.join(tmpdir(), "log-endpoints-page-"));
+  writeFileSync(path.join(dir, "edge.ndjson"), ndjson(edge) + "this line is not json\n");
+  writeFileSync(path.join(dir, "functions.json.gz"), gzipSync(JSON.stringify(fns)));
+  site = await serveStatic(path.join(ROOT, "dist/page"));
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
+  page.on("request", (r) => {
+    if (!r.url().startsWith(site.url)) foreignRequests.push(r.url());
+  });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  await page.goto(site.url);
+  await page.waitForFunction(() => window.logEndpointsPage?.ready);
+  assert.deepEqual(errors, []);
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(endpoint, params) {
+  await page.selectOption("#endpoint", endpoint);
+  for (const [name, value] of Object.entries(params)) {
+    const control = page.locator(`.field[data-param="${name}"]:not([hidden]) :is(input, select)`);
+    if ((await control.evaluate((el) => el.tagName)) === "SELECT") await control.selectOption(value);
+    else await control.fill(value);
+  }
+  const before = await page.locator("#result-meta").textContent();
+  await page.click("#run");
+  await page.waitForFunction(
+    ([previous]) => document.querySelector("#result-meta").textContent !== previous || document.querySelector(".field-error:not(:empty)") || !document.querySelector("#form-error").hidden,
+    [before],
+  );
+}
+
+async function tableRows() {
+  return page.$$eval("#table tbody tr", (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+}
+
+/** True when the chart canvas has drawn pixels (not blank). */
+async function chartDrawn() {
+  return page.$eval("#chart canvas", (canvas) => {
+    const { data } = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height);
+    let painted = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted++;
+    return painted > 500;
+  });
+}
+
+test("files are read in the worker with progress and a summary", async () => {
+  await page.setInputFiles("#files", [path.join(dir, "edge.ndjson"), path.join(dir, "functions.json.gz")]);
+  await page.waitForSelector("#summary .ok, #summary .warn");
+  const summary = await page.textContent("#summary");
+  assert.match(summary, /6,000 entries loaded from 2 files/);
+  assert.match(summary, /1 rejected/);
+  assert.match(summary, /edge\.ndjson: entry 3001: not valid JSON/);
+  assert.match(await page.textContent("#progress-text"), /6,001 entries read · [\d,]+ entries\/s/);
+  assert.equal(await page.getAttribute("#progress", "value"), "1");
+  assert.match(await page.textContent("#now-text"), new RegExp(new Date(newestUs / 1000).toISOString().slice(0, 16)));
+  await page.screenshot({ path: path.join(OUT, "page-loaded.png"), fullPage: true });
+});
+
+test("functions.invocation-stats: chart and table match the library", async () => {
+  const params = { project, interval: "1day" };
+  await run("functions.invocation-stats", params);
+  const expected = reference.query("functions.invocation-stats", params, "k").result;
+  assert.ok(expected.length > 5);
+  const rows = await tableRows();
+  assert.equal(rows.length, expected.length);
+  assert.equal(rows[0][0], new Date(expected[0].timestamp / 1000).toISOString().replace(".000Z", "Z"));
+  const headers = await page.$$eval("#table th", (ths) => ths.map((th) => th.textContent));
+  assert.equal(rows[0][headers.indexOf("count")], expected[0].count.toLocaleString("en-US"));
+  assert.ok(await chartDrawn(), "the chart canvas is drawn");
+  // Sorting by count, descending on the second click.
+  await page.click('#table th[data-column="count"]');
+  await page.click('#table th[data-column="count"]');
+  const sorted = await tableRows();
+  const max = Math.max(...expected.map((r) => r.count));
+  assert.equal(sorted[0][headers.indexOf("count")], max.toLocaleString("en-US"));
+  await page.screenshot({ path: path.join(OUT, "page-invocation-stats.png"), fullPage: true });
+});
+
+test("usage.api-counts: four series charted, counts match", async () => {
+  const params = { project, interval: "daily" };
+  await run("usage.api-counts", params);
+  const expected = reference.query("usage.api-counts", params, "k").result;
+  const rows = await tableRows();
+  assert.deepEqual(rows.map((r) => r[0]), expected.map((r) => r.timestamp));
+  assert.deepEqual(rows.map((r) => r[1]), expected.map((r) => r.total_rest_requests.toLocaleString("en-US")));
+  assert.ok(await chartDrawn());
+  assert.equal(await page.locator(".u-legend .u-series").count(), 5, "x plus four series");
+  await page.screenshot({ path: path.join(OUT, "page-api-counts.png"), fullPage: true });
+});
+
+test("logs.all: an expandable list with the metadata tree", async () => {
+  const params = { project, project_tier: "FREE" };
+  await run("logs.all", params);
+  const expected = reference.query("logs.all", params, "k").result;
+  const items = page.locator("#logs > details");
+  assert.equal(await items.count(), expected.length);
+  assert.match(await items.first().locator(":scope > summary").textContent(), new RegExp(expected[0].event_message.slice(0, 20).replace(/[|.]/g, "\\$&")));
+  await items.first().locator(":scope > summary").click();
+  assert.match(await items.first().textContent(), new RegExp(`id ${expected[0].id}`));
+  assert.match(await items.first().locator(".tree").first().textContent(), /status_code/);
+  await page.screenshot({ path: path.join(OUT, "page-logs-all.png"), fullPage: true });
+});
+
+test("a bad parameter is explained next to its control", async () => {
+  await run("usage.api-counts", { project: "(unclosed", interval: "hourly" });
+  const error = page.locator('.field[data-param="project"] .field-error');
+  assert.match(await error.textContent(), /not a valid regular expression/);
+  assert.ok(await page.locator('.field[data-param="project"]').evaluate((el) => el.classList.contains("invalid")));
+  await page.screenshot({ path: path.join(OUT, "page-error.png"), fullPage: true });
+  await run("functions.invocation-stats", { project: "", interval: "1hr" });
+  assert.match(await page.locator('.field[data-param="project"] .field-error').textContent(), /project is required/);
+});
+
+test("nothing was sent anywhere but the page's own origin", () => {
+  assert.deepEqual(foreignRequests, []);
+});

@@ -1,0 +1,288 @@
+// The analysis page: files in, endpoint answers out, all inside this tab. The
+// wasm module runs in a Web Worker (ingest-worker.js); this file is the UI.
+import uPlot from "./vendor/uPlot.esm.js";
+
+const $ = (selector) => document.querySelector(selector);
+const worker = new Worker(new URL("./ingest-worker.js", import.meta.url), { type: "module" });
+const pending = new Map();
+let nextId = 1;
+let newestMs = null;
+let lastRows = [];
+let chart = null;
+
+/** Sends a request to the worker; resolves with its answer or rejects with its error. */
+function ask(message) {
+  const id = nextId++;
+  worker.postMessage({ ...message, id });
+  return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+}
+
+worker.onmessage = ({ data }) => {
+  if (data.type === "progress") return showProgress(data);
+  const waiting = pending.get(data.id);
+  pending.delete(data.id);
+  if (data.type === "done") waiting?.resolve(data.answer);
+  else waiting?.reject(Object.assign(new Error(data.error.message), data.error));
+};
+
+// ---- loading files ----------------------------------------------------------
+
+function showProgress({ bytes, totalBytes, entries, rate }) {
+  $("#progress-box").hidden = false;
+  $("#progress").value = totalBytes ? bytes / totalBytes : 1;
+  $("#progress-text").textContent = `${entries.toLocaleString()} entries read · ${Math.round(rate).toLocaleString()} entries/s`;
+}
+
+async function load(files) {
+  if (files.length === 0) return;
+  $("#summary").innerHTML = "";
+  $("#run").disabled = true;
+  try {
+    const summary = await ask({ type: "ingest", files: [...files], stream: $("#stream").value });
+    showSummary(summary);
+  } catch (e) {
+    $("#summary").innerHTML = `<p class="warn">Could not read the files: ${escape(e.message)}</p>`;
+  }
+}
+
+function showSummary({ accepted, rejected, reasons, files, seconds, catalog, stats }) {
+  const parts = [`<p class="${accepted ? "ok" : "warn"}"><strong>${accepted.toLocaleString()}</strong> entries loaded` +
+    ` from ${files.length} file${files.length === 1 ? "" : "s"} in ${seconds.toFixed(1)} s` +
+    ` (${stats.edgeEntries.toLocaleString()} edge, ${stats.functionRows.toLocaleString()} function rows held)` +
+    (rejected ? `, <strong>${rejected.toLocaleString()}</strong> rejected` : "") + ".</p>"];
+  if (reasons.length) parts.push(`<p class="warn">First reasons:</p><ul>${reasons.map((r) => `<li>${escape(r)}</li>`).join("")}</ul>`);
+  $("#summary").innerHTML = parts.join("");
+  fillChoices(catalog);
+  newestMs = catalog.newestTimestamp === null ? null : catalog.newestTimestamp / 1000;
+  updateNowText();
+  $("#run").disabled = stats.edgeEntries + stats.functionRows === 0;
+  $("#run-note").textContent = $("#run").disabled ? "load some logs first" : "";
+}
+
+function fillChoices(catalog) {
+  const fill = (list, values) => {
+    list.replaceChildren(...values.map((v) => Object.assign(document.createElement("option"), { value: v })));
+  };
+  const endpoint = $("#endpoint").value;
+  const projects = endpoint === "functions.invocation-stats" ? catalog.functionProjects : catalog.edgeProjects;
+  fill($("#projects"), projects);
+  fill($("#functions"), catalog.functions);
+  $("#projects").dataset.catalog = JSON.stringify(catalog);
+  if (!$("#project").value && projects.length) $("#project").value = projects[0];
+}
+
+const drop = $("#drop");
+drop.addEventListener("dragover", (e) => {
+  e.preventDefault();
+  drop.classList.add("over");
+});
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (e) => {
+  e.preventDefault();
+  drop.classList.remove("over");
+  load(e.dataTransfer.files);
+});
+$("#files").addEventListener("change", (e) => load(e.target.files));
+
+// ---- the query form -----------------------------------------------------------
+
+function activeFields() {
+  const endpoint = $("#endpoint").value;
+  return [...document.querySelectorAll(".field[data-param]")].filter((f) => !f.dataset.for || f.dataset.for === endpoint);
+}
+
+function showFieldsFor(endpoint) {
+  for (const field of document.querySelectorAll(".field[data-param]")) field.hidden = Boolean(field.dataset.for) && field.dataset.for !== endpoint;
+  for (const note of document.querySelectorAll("[data-note]")) note.hidden = note.dataset.note !== endpoint;
+  const catalog = $("#projects").dataset.catalog;
+  if (catalog) fillChoices(JSON.parse(catalog));
+  clearErrors();
+}
+
+function updateNowText() {
+  $("#now-text").textContent = $("#real-clock").checked
+    ? "the real clock: windows are counted back from this moment"
+    : newestMs === null
+      ? "the newest entry's time, so old downloads still show data"
+      : `the newest entry: ${new Date(newestMs).toISOString()}`;
+}
+
+function clearErrors() {
+  for (const field of document.querySelectorAll(".field")) {
+    field.classList.remove("invalid");
+    const slot = field.querySelector(".field-error");
+    if (slot) slot.textContent = "";
+  }
+  $("#form-error").hidden = true;
+}
+
+/** Puts an error next to the control of the parameter it names, in plain words. */
+function showError(error) {
+  const named = /`([a-z_]+)`/.exec(error.message)?.[1];
+  const field = named && activeFields().find((f) => f.dataset.param === named);
+  const plain = error.message.replace(/^invalid parameter `[a-z_]+`: /, "").replace(/^missing required parameter `([a-z_]+)`$/, "$1 is required");
+  if (field) {
+    field.classList.add("invalid");
+    field.querySelector(".field-error").textContent = plain;
+    field.querySelector("input, select")?.focus();
+  } else {
+    $("#form-error").hidden = false;
+    $("#form-error").textContent = error.message;
+  }
+}
+
+$("#endpoint").addEventListener("change", (e) => showFieldsFor(e.target.value));
+$("#real-clock").addEventListener("change", updateNowText);
+
+$("#query-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  clearErrors();
+  const endpoint = $("#endpoint").value;
+  const params = {};
+  for (const field of activeFields()) {
+    const control = field.querySelector("input, select");
+    if (control.value !== "") params[field.dataset.param] = control.value;
+  }
+  const nowMs = $("#real-clock").checked ? Date.now() : newestMs ?? Date.now();
+  $("#run").disabled = true;
+  try {
+    const { rows, tookMs } = await ask({ type: "query", endpoint, params, nowMs });
+    showResult(endpoint, rows, tookMs);
+  } catch (error) {
+    $("#answer").hidden = true; // a stale result next to an error would mislead
+    showError(error);
+  } finally {
+    $("#run").disabled = false;
+  }
+});
+
+// ---- results -------------------------------------------------------------------
+
+function escape(text) {
+  return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+}
+
+function displayValue(column, value) {
+  if (value === null || value === undefined) return "–";
+  if (column === "timestamp" && typeof value === "number") return new Date(value / 1000).toISOString().replace(".000Z", "Z");
+  if (typeof value === "number") return Number.isInteger(value) ? value.toLocaleString() : value.toFixed(2);
+  if (typeof value === "object") return JSON.stringify(value);
+  return value;
+}
+
+function showResult(endpoint, rows, tookMs) {
+  lastRows = rows;
+  $("#answer").hidden = false;
+  $("#result-meta").textContent = `${endpoint}: ${rows.length} row${rows.length === 1 ? "" : "s"} in ${tookMs.toFixed(1)} ms`;
+  drawChart(endpoint, rows);
+  if (endpoint === "logs.all") {
+    showLogs(rows);
+    $("#table").replaceChildren();
+  } else {
+    $("#logs").replaceChildren();
+    showTable(rows);
+  }
+}
+
+function showTable(rows) {
+  const table = $("#table");
+  table.replaceChildren();
+  if (rows.length === 0) {
+    table.innerHTML = "<caption>No rows: nothing matched in this window.</caption>";
+    return;
+  }
+  const columns = Object.keys(rows[0]);
+  let sortColumn = null;
+  let ascending = true;
+  const render = () => {
+    const sorted = sortColumn === null ? rows : [...rows].sort((a, b) => {
+      const x = a[sortColumn] ?? -Infinity;
+      const y = b[sortColumn] ?? -Infinity;
+      return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
+    });
+    const head = `<thead><tr>${columns.map((c) => `<th scope="col" data-column="${c}"${c === sortColumn ? ` aria-sort="${ascending ? "ascending" : "descending"}"` : ""}>${c}</th>`).join("")}</tr></thead>`;
+    const body = sorted.map((r) => `<tr>${columns.map((c) => `<td>${escape(displayValue(c, r[c]))}</td>`).join("")}</tr>`).join("");
+    table.innerHTML = `${head}<tbody>${body}</tbody>`;
+  };
+  table.onclick = (e) => {
+    const column = e.target.closest("th")?.dataset.column;
+    if (!column) return;
+    ascending = column === sortColumn ? !ascending : true;
+    sortColumn = column;
+    render();
+  };
+  render();
+}
+
+/** The metadata as a tree of nested lists; objects and arrays fold. */
+function tree(value) {
+  if (value === null || typeof value !== "object") {
+    const kind = typeof value === "string" ? "str" : typeof value === "number" ? "num" : "lit";
+    return `<span class="${kind}">${escape(JSON.stringify(value))}</span>`;
+  }
+  const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  const items = entries.map(([k, v]) => {
+    const nested = v !== null && typeof v === "object";
+    const label = `<span class="key">${escape(k)}</span>: `;
+    return nested ? `<li><details open><summary>${label}${Array.isArray(v) ? `[${v.length}]` : "{…}"}</summary>${tree(v)}</details></li>` : `<li>${label}${tree(v)}</li>`;
+  });
+  return `<ul class="tree">${items.join("")}</ul>`;
+}
+
+function showLogs(rows) {
+  const list = $("#logs");
+  if (rows.length === 0) {
+    list.innerHTML = "<p>No entries in this window.</p>";
+    return;
+  }
+  list.innerHTML = rows
+    .map((r) => `<details><summary>${escape(displayValue("timestamp", r.timestamp))} · ${escape(r.event_message ?? "")}</summary>` +
+      `<p class="hint">id ${escape(r.id)}</p>${tree(r.metadata)}</details>`)
+    .join("");
+}
+
+const SERIES = {
+  "functions.invocation-stats": [
+    ["count", "#3b6fe0", "y"], ["error_count", "#c0392b", "y"], ["p95_execution_time", "#e67e22", "ms"], ["p99_execution_time", "#8e44ad", "ms"],
+  ],
+  "usage.api-counts": [
+    ["total_rest_requests", "#3b6fe0", "y"], ["total_storage_requests", "#16a085", "y"], ["total_auth_requests", "#e67e22", "y"], ["total_realtime_requests", "#8e44ad", "y"],
+  ],
+};
+
+function drawChart(endpoint, rows) {
+  chart?.destroy();
+  chart = null;
+  $("#chart").replaceChildren();
+  const series = SERIES[endpoint];
+  if (!series || rows.length === 0) return;
+  const x = rows.map((r) => (typeof r.timestamp === "number" ? r.timestamp / 1e6 : Date.parse(`${r.timestamp}Z`) / 1000));
+  const data = [x, ...series.map(([field]) => rows.map((r) => r[field]))];
+  const hasMs = series.some(([, , scale]) => scale === "ms");
+  const options = {
+    width: Math.min(1040, $("#chart").clientWidth || 1040),
+    height: 280,
+    scales: { x: { time: true } },
+    series: [{}, ...series.map(([label, stroke, scale]) => ({ label, stroke, scale, width: 2, points: { show: rows.length < 60 } }))],
+    axes: [{}, { scale: "y", label: "count" }, ...(hasMs ? [{ scale: "ms", side: 1, label: "ms", grid: { show: false } }] : [])],
+  };
+  chart = new uPlot(options, data, $("#chart"));
+}
+
+$("#copy").addEventListener("click", async () => {
+  const text = JSON.stringify({ result: lastRows }, null, 2);
+  try {
+    await navigator.clipboard.writeText(text);
+    $("#copy").textContent = "Copied";
+  } catch {
+    // Clipboard refused (permissions): select the JSON in a prompt instead.
+    window.prompt("Copy the result:", text);
+  }
+  setTimeout(() => ($("#copy").textContent = "Copy as JSON"), 1500);
+});
+
+showFieldsFor($("#endpoint").value);
+if ("serviceWorker" in navigator && location.protocol.startsWith("http")) {
+  navigator.serviceWorker.register("./sw.js").catch(() => {});
+}
+window.logEndpointsPage = { ready: true };

@@ -1,0 +1,91 @@
+// The page's Web Worker: holds the wasm module and the logs, so reading large
+// files and answering queries never blocks the page. Nothing leaves the browser.
+import { init, LogEndpoints } from "./pkg/web.js";
+import { LogBatcher } from "./pkg/batcher.js";
+
+const KEY = "page";
+let service;
+
+async function ready() {
+  if (!service) {
+    await init();
+    service = new LogEndpoints({ apiKeys: [KEY] });
+  }
+  return service;
+}
+
+/** Text chunks of a File, gunzipped when it is gzip (by name or magic bytes). */
+async function* textOf(file) {
+  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
+  let stream = file.stream();
+  if (file.name.endsWith(".gz") || (head[0] === 0x1f && head[1] === 0x8b)) {
+    stream = stream.pipeThrough(new DecompressionStream("gzip"));
+  }
+  const reader = stream.pipeThrough(new TextDecoderStream("utf-8", { fatal: true })).getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}
+
+async function ingest({ files, stream }) {
+  const svc = await ready();
+  const totalBytes = files.reduce((s, f) => s + f.size, 0);
+  const started = performance.now();
+  const summary = { accepted: 0, rejected: 0, reasons: [], files: [] };
+  let bytesDone = 0;
+  let entries = 0;
+  let lastReport = 0;
+  for (const file of files) {
+    const batcher = new LogBatcher(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
+    let fileBytes = 0;
+    try {
+      for await (const text of textOf(file)) {
+        batcher.push(text);
+        // Compressed files: count progress in decompressed text, capped at the file size.
+        fileBytes = Math.min(file.size, fileBytes + text.length);
+        const now = performance.now();
+        if (now - lastReport > 100) {
+          lastReport = now;
+          const seen = entries + batcher.entries;
+          postMessage({ type: "progress", file: file.name, bytes: bytesDone + fileBytes, totalBytes, entries: seen, rate: seen / ((now - started) / 1000) });
+        }
+      }
+      const done = batcher.finish();
+      entries += done.entries;
+      summary.accepted += done.accepted;
+      summary.rejected += done.rejected;
+      summary.reasons.push(...done.reasons.slice(0, 5 - summary.reasons.length));
+      summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted });
+    } catch (e) {
+      const reason = e instanceof TypeError ? `${file.name} is not UTF-8 text or not valid gzip` : e.message;
+      summary.files.push({ name: file.name, entries: batcher.entries, accepted: batcher.accepted, error: reason });
+      summary.reasons.push(reason);
+      entries += batcher.entries;
+      summary.accepted += batcher.accepted;
+    }
+    bytesDone += file.size;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  postMessage({ type: "progress", bytes: totalBytes, totalBytes, entries, rate: entries / Math.max(seconds, 1e-3) });
+  return { ...summary, entries, seconds, catalog: svc.catalog(), stats: svc.stats() };
+}
+
+async function query({ endpoint, params, nowMs }) {
+  const svc = await ready();
+  svc.setNow(nowMs ?? undefined);
+  svc.clearCache();
+  const started = performance.now();
+  const { result } = svc.query(endpoint, params, KEY);
+  return { rows: result, tookMs: performance.now() - started };
+}
+
+onmessage = async ({ data }) => {
+  try {
+    const answer = data.type === "ingest" ? await ingest(data) : await query(data);
+    postMessage({ type: "done", id: data.id, answer });
+  } catch (e) {
+    postMessage({ type: "failed", id: data.id, error: { message: e.message, status: e.status, code: e.code } });
+  }
+};
