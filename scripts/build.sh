@@ -14,6 +14,18 @@ wasm="$WASM_TARGET_DIR/wasm32-unknown-unknown/release/log_endpoints.wasm"
 rm -rf pkg && mkdir -p pkg
 # The reset function lets a host re-instantiate the module after a trap (the edge worker does).
 wasm-bindgen --target web --experimental-reset-state-function --out-dir pkg --out-name log_endpoints "$wasm"
+# wasm-opt -O3 (binaryen from npm): about 14% smaller, no slower. It takes ~30 s,
+# so its output is cached by the hash of its input.
+opt_cache="target/wasm-opt/$(sha256sum pkg/log_endpoints_bg.wasm | cut -c1-32).wasm"
+if [ ! -f "$opt_cache" ]; then
+  log "optimising with wasm-opt -O3 (once per change of the module)"
+  mkdir -p target/wasm-opt
+  node_modules/.bin/wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-reference-types --enable-multivalue --enable-mutable-globals \
+    pkg/log_endpoints_bg.wasm -o "$opt_cache.tmp"
+  mv "$opt_cache.tmp" "$opt_cache"
+fi
+cp "$opt_cache" pkg/log_endpoints_bg.wasm
 cp -R pkg-template/. pkg/
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
 node -e '
@@ -30,4 +42,4 @@ cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css di
 
 # Make the package importable by its name from this checkout's tests and tools.
 mkdir -p node_modules && ln -sfn ../pkg node_modules/log-endpoints
-log "pkg/ ready: $(du -h pkg/log_endpoints_bg.wasm | cut -f1) wasm"
+log "pkg/ ready: $(stat -c %s pkg/log_endpoints_bg.wasm) bytes of wasm, $(gzip -9 -c pkg/log_endpoints_bg.wasm | wc -c) gzipped"
