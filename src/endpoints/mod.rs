@@ -186,14 +186,12 @@ impl Query {
                 start: optional_timestamp(params, "iso_timestamp_start")?,
                 end: optional_timestamp(params, "iso_timestamp_end")?,
             },
-            EndpointKind::ApiCounts => {
-                let project = required(params, "project")?;
-                api_counts::compile_project_regex(project)?;
-                Query::ApiCounts {
-                    project: project.to_owned(),
-                    interval: ApiCountsInterval::parse(required(params, "interval")?)?,
-                }
-            }
+            // The pattern is compiled (and so validated) once, when the query runs;
+            // an invalid one is an error, and errors are never cached.
+            EndpointKind::ApiCounts => Query::ApiCounts {
+                project: required(params, "project")?.to_owned(),
+                interval: ApiCountsInterval::parse(required(params, "interval")?)?,
+            },
         })
     }
 
