@@ -159,7 +159,7 @@ fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Vec<u32>> {
             .is_none_or(|(a, b)| a <= b);
     let tail_sorted = timestamps
         .get(first_new..)
-        .is_none_or(|t| t.windows(2).all(|w| w[0] <= w[1]));
+        .is_none_or(<[Micros]>::is_sorted);
     if boundary_sorted && tail_sorted {
         return None;
     }

@@ -2,7 +2,12 @@
 //! Node and in headless Chromium): the shared fixture suite plus what only the JS
 //! boundary does (batch encodings, parameter forms, `Error` objects).
 #![cfg(target_arch = "wasm32")]
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod fixture_suite;
 

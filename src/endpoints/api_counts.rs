@@ -137,18 +137,26 @@ pub(super) fn run(
 
     let mut rows = 0usize;
     let mut current: Option<(Micros, Counts)> = None;
-    for i in start..table.len() {
-        let (first, count) = table.requests[i];
-        if count == 0 {
+    let (Some(timestamps), Some(requests)) =
+        (table.timestamp.get(start..), table.requests.get(start..))
+    else {
+        return;
+    };
+    for (&timestamp, &(first, count)) in timestamps.iter().zip(requests) {
+        let span = first as usize..(first + count) as usize;
+        let (Some(urls), Some(areas)) = (
+            table.request_url.get(span.clone()),
+            table.request_areas.get(span),
+        ) else {
             continue;
-        }
-        let bucket = truncate(table.timestamp[i], width);
-        for r in first as usize..(first + count) as usize {
-            if !matches_url(table.request_url[r]) {
+        };
+        let bucket = truncate(timestamp, width);
+        for (&url, &area_bits) in urls.iter().zip(areas) {
+            if !matches_url(url) {
                 continue;
             }
             match &mut current {
-                Some((b, counts)) if *b == bucket => counts.add(table.request_areas[r]),
+                Some((b, counts)) if *b == bucket => counts.add(area_bits),
                 _ => {
                     if let Some((b, counts)) = current.take() {
                         push_row(out, &mut rows, b, counts);
@@ -157,7 +165,7 @@ pub(super) fn run(
                         }
                     }
                     let mut counts = Counts::default();
-                    counts.add(table.request_areas[r]);
+                    counts.add(area_bits);
                     current = Some((bucket, counts));
                 }
             }

@@ -80,20 +80,34 @@ pub(super) fn run(
 
     let start = lower_bound(&table.timestamp, first);
     let end = lower_bound(&table.timestamp, last.saturating_add(step));
-    for i in start..end {
-        if table.project[i] != project || function.is_some_and(|f| table.function[i] != f) {
+    let range = start..end;
+    let (Some(timestamps), Some(projects), Some(functions), Some(statuses), Some(times)) = (
+        table.timestamp.get(range.clone()),
+        table.project.get(range.clone()),
+        table.function.get(range.clone()),
+        table.status_code.get(range.clone()),
+        table.execution_time_ms.get(range),
+    ) else {
+        return;
+    };
+    let rows = timestamps
+        .iter()
+        .zip(projects)
+        .zip(functions)
+        .zip(statuses)
+        .zip(times);
+    for ((((&timestamp, &row_project), &row_function), &status), &time) in rows {
+        if row_project != project || function.is_some_and(|f| row_function != f) {
             continue;
         }
-        let slot = ((truncate(table.timestamp[i], step) - first) / step) as usize;
+        let slot = ((truncate(timestamp, step) - first) / step) as usize;
         let Some(bucket) = buckets.get_mut(slot) else {
             continue;
         };
         bucket.count += 1;
-        let status = table.status_code[i];
         if status != NO_STATUS && status >= 400 {
             bucket.errors += 1;
         }
-        let time = table.execution_time_ms[i];
         if !time.is_nan() {
             if bucket.times.is_empty() {
                 bucket.min = time;
@@ -124,16 +138,15 @@ pub(super) fn run(
         } else {
             let r95 = percentile_rank(95, n);
             let r99 = percentile_rank(99, n);
-            let times = &mut bucket.times;
-            times.select_nth_unstable_by(r95, f64::total_cmp);
-            let p95 = times[r95];
+            // Selection, not a sort: p99's rank is at or above p95's, so it is
+            // selected within what lies above p95. Both ranks are below n.
+            let (_, &mut p95, above) = bucket.times.select_nth_unstable_by(r95, f64::total_cmp);
             let p99 = if r99 == r95 {
                 p95
             } else {
-                let upper = &mut times[r95 + 1..];
-                let at = r99 - r95 - 1;
-                upper.select_nth_unstable_by(at, f64::total_cmp);
-                upper[at]
+                *above
+                    .select_nth_unstable_by(r99 - r95 - 1, f64::total_cmp)
+                    .1
             };
             (
                 Some(bucket.min),

@@ -2,7 +2,7 @@
 //! tier's retention window and an optional (start, end] range.
 
 use crate::json;
-use crate::store::{upper_bound, EdgeTable};
+use crate::store::{upper_bound, EdgeTable, Span};
 use crate::timestamp::{Micros, DAY};
 
 /// Fixed row limit of the logs.all query (below the endpoint's 1000 max rows).
@@ -60,29 +60,27 @@ pub(super) fn run(
 
     // Newest first. Entries that share the timestamp of the last row kept are all
     // gathered and ordered by id, so the answer does not depend on ingestion order.
-    let mut picked: Vec<usize> = Vec::with_capacity(LIMIT);
-    for i in (from..to).rev() {
-        if table.project[i] != project {
+    let (Some(timestamps), Some(projects)) =
+        (table.timestamp.get(from..to), table.project.get(from..to))
+    else {
+        return;
+    };
+    let mut picked: Vec<(Micros, usize)> = Vec::with_capacity(LIMIT);
+    for (offset, (&timestamp, &row_project)) in timestamps.iter().zip(projects).enumerate().rev() {
+        if row_project != project {
             continue;
         }
-        if picked.len() >= LIMIT
-            && picked
-                .last()
-                .is_some_and(|&p| table.timestamp[p] != table.timestamp[i])
-        {
+        if picked.len() >= LIMIT && picked.last().is_some_and(|&(kept, _)| kept != timestamp) {
             break;
         }
-        picked.push(i);
+        picked.push((timestamp, from + offset));
     }
-    let id = |i: usize| table.text.get(table.id[i]).unwrap_or("");
-    picked.sort_by(|&a, &b| {
-        table.timestamp[b]
-            .cmp(&table.timestamp[a])
-            .then_with(|| id(a).cmp(id(b)))
-    });
+    let text = |column: &[Span], i: usize| column.get(i).and_then(|&span| table.text.get(span));
+    let id = |i: usize| text(&table.id, i).unwrap_or("");
+    picked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| id(a.1).cmp(id(b.1))));
     picked.truncate(LIMIT);
 
-    for (n, &i) in picked.iter().enumerate() {
+    for (n, &(timestamp, i)) in picked.iter().enumerate() {
         if n > 0 {
             out.push(',');
         }
@@ -91,13 +89,13 @@ pub(super) fn run(
         json::push_str(out, id(i));
         out.push(',');
         json::push_key(out, "timestamp");
-        json::push_int(out, table.timestamp[i]);
+        json::push_int(out, timestamp);
         out.push(',');
         json::push_key(out, "event_message");
-        json::push_opt_str(out, table.text.get(table.event_message[i]));
+        json::push_opt_str(out, text(&table.event_message, i));
         out.push(',');
         json::push_key(out, "metadata");
-        out.push_str(table.text.get(table.metadata[i]).unwrap_or("null"));
+        out.push_str(text(&table.metadata, i).unwrap_or("null"));
         out.push('}');
     }
 }

@@ -1,5 +1,11 @@
 //! Builders shared by the native integration tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use log_endpoints::{ApiKey, Config, Error, LogEndpoints, Params, QueryOutput};
 use serde_json::{json, Value};

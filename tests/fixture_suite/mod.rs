@@ -1,7 +1,13 @@
 //! The shared fixture suite: saved batches and expected results under
 //! `tests/fixtures/`, run natively (`tests/fixtures.rs`) and in wasm through the
 //! JS API (`tests/wasm.rs`). Each environment supplies a `Driver`.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use serde_json::Value;
 
