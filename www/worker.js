@@ -179,11 +179,9 @@ export class LogStore {
   /** A fresh in-memory store, filled from every stored batch in arrival order. */
   rebuild() {
     this.service?.free();
-    this.service = new LogEndpoints({
-      apiKeys: this.settings.apiKeys,
-      now: this.settings.fixedNowMs,
-      limits: { maxBatchBytes: Math.max(this.settings.maxBodyBytes, 1) },
-    });
+    // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
+    // on requests, and stored batches must load even if that setting was lowered.
+    this.service = new LogEndpoints({ apiKeys: this.settings.apiKeys, now: this.settings.fixedNowMs });
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches ORDER BY id").toArray();
     for (const batch of batches) {
       const body = new Uint8Array(batch.bytes);
@@ -193,7 +191,12 @@ export class LogStore {
         body.set(chunk, at);
         at += chunk.byteLength;
       }
-      this.service.ingest(batch.stream, body);
+      try {
+        this.service.ingest(batch.stream, body);
+      } catch (e) {
+        // One unreadable stored batch must not keep the object from starting.
+        console.error(`log-endpoints: stored batch ${batch.id} could not be loaded: ${e.message}`);
+      }
     }
     this.restoredBatches = batches.length;
   }

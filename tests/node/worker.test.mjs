@@ -37,8 +37,8 @@ const QUERIES = [
 let dir;
 let mf;
 
-async function start() {
-  mf = new Miniflare(workerOptions({ persistDir: dir, bindings }));
+async function start(overrides = {}) {
+  mf = new Miniflare(workerOptions({ persistDir: dir, bindings: { ...bindings, ...overrides } }));
   await mf.ready;
 }
 
@@ -221,4 +221,14 @@ test("after a restart of the runtime, the same queries answer the same", async (
     assert.equal(res.status, 200);
     assert.deepEqual(await res.json(), before[i], `${name} after restart`);
   }
+});
+
+test("a lowered MAX_BODY_BYTES does not keep stored batches from loading", async () => {
+  const before = await (await get(...QUERIES[2])).json();
+  await mf.dispose();
+  await start({ MAX_BODY_BYTES: "1000" });
+  const res = await get(...QUERIES[2]);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), before);
+  await expectError(await post("edge_logs", "x".repeat(1001)), 413, "payload_too_large");
 });
