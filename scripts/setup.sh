@@ -105,9 +105,27 @@ install_browser() {
   apt_install chromium chromium-driver
 }
 
+install_fuzz_tools() {
+  # cargo fuzz (libFuzzer) builds with a nightly toolchain; valgrind counts
+  # instructions for the constant-time key check.
+  if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+    log "installing the nightly toolchain (for cargo fuzz)"
+    rustup toolchain install nightly --profile minimal >/dev/null \
+      || die "cargo fuzz needs a nightly toolchain and 'rustup toolchain install nightly' failed"
+  fi
+  local want=0.13.1
+  if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+    log "installing cargo-fuzz $want (about a minute, once)"
+    cargo install -q cargo-fuzz --version "$want" --locked 2>/dev/null \
+      || cargo install -q cargo-fuzz --version "$want" --force
+  fi
+  apt_install valgrind
+}
+
 [ -f Cargo.lock ] || cargo generate-lockfile -q
 choose_wasm_toolchain
 install_wasm_bindgen_cli
 install_node_packages
 install_browser
+install_fuzz_tools
 log "toolchain ready ($(grep WASM_ROUTE target/toolchain.env))"

@@ -21,6 +21,9 @@ cargo clippy --all-targets --quiet -- -D warnings
 stage "native tests (cargo test)"
 cargo test --quiet
 
+stage "fuzzing: each cargo-fuzz target for 15 s from the committed seed corpus"
+bash scripts/fuzz.sh 15
+
 stage "build wasm package (pkg/)"
 bash scripts/build.sh
 
@@ -30,7 +33,7 @@ wasm_cargo test --test wasm
 stage "wasm tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)"
 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver wasm_cargo test --test wasm
 
-stage "Node tests: package by name and installed from its tarball (Node, Deno, workerd, Chromium, tsc, CLI), edge worker on workerd, load check, browser page"
+stage "Node tests: package by name and installed from its tarball (Node, Deno, workerd, Chromium, tsc, CLI), edge worker on workerd, load check, browser page, wasm = native on random logs, constant-time keys"
 node --test --test-reporter=spec --test-concurrency=1 tests/node/
 
 echo

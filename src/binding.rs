@@ -66,7 +66,7 @@ export interface LogEndpointsOptions {
   apiKeys?: (string | ApiKeyOption)[];
   /** Fixed clock, epoch milliseconds; the host clock when absent. */
   now?: number;
-  limits?: { maxBatchBytes?: number; maxBatchEntries?: number };
+  limits?: { maxBatchBytes?: number; maxBatchEntries?: number; maxStoreBytes?: number; maxReportedRejections?: number; maxParamBytes?: number; maxRegexBytes?: number };
 }
 export interface IngestReport {
   accepted: number;
@@ -128,6 +128,10 @@ enum KeyOption {
 struct LimitOptions {
     max_batch_bytes: Option<usize>,
     max_batch_entries: Option<usize>,
+    max_store_bytes: Option<usize>,
+    max_reported_rejections: Option<usize>,
+    max_param_bytes: Option<usize>,
+    max_regex_bytes: Option<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -172,7 +176,23 @@ fn config_from(options: Options) -> Result<Config, Error> {
                 .limits
                 .max_batch_entries
                 .unwrap_or(defaults.max_batch_entries),
-            ..defaults
+            max_store_bytes: options
+                .limits
+                .max_store_bytes
+                .unwrap_or(defaults.max_store_bytes),
+            max_reported_rejections: options
+                .limits
+                .max_reported_rejections
+                .unwrap_or(defaults.max_reported_rejections),
+            max_param_bytes: options
+                .limits
+                .max_param_bytes
+                .unwrap_or(defaults.max_param_bytes)
+                .min(crate::params::MAX_VALUE_BYTES),
+            max_regex_bytes: options
+                .limits
+                .max_regex_bytes
+                .unwrap_or(defaults.max_regex_bytes),
         },
     })
 }

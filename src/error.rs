@@ -29,6 +29,13 @@ pub enum Error {
     UnreadableBatch { reason: String },
     /// The batch exceeds a configured size limit.
     BatchTooLarge { reason: String },
+    /// Accepting the batch would take the store past its memory budget; the batch
+    /// was refused whole and the store is unchanged.
+    StoreFull {
+        needed: usize,
+        used: usize,
+        budget: usize,
+    },
     /// Invalid service configuration (constructor options).
     InvalidConfig { reason: String },
 }
@@ -47,6 +54,7 @@ impl Error {
             Error::UnknownStream { .. } => "unknown_stream",
             Error::UnreadableBatch { .. } => "unreadable_batch",
             Error::BatchTooLarge { .. } => "payload_too_large",
+            Error::StoreFull { .. } => "store_full",
             Error::InvalidConfig { .. } => "invalid_config",
         }
     }
@@ -63,7 +71,7 @@ impl Error {
             Error::MissingApiKey | Error::InvalidApiKey => 401,
             Error::Forbidden { .. } => 403,
             Error::EndpointNotFound { .. } => 404,
-            Error::BatchTooLarge { .. } => 413,
+            Error::BatchTooLarge { .. } | Error::StoreFull { .. } => 413,
         }
     }
 
@@ -109,6 +117,10 @@ impl fmt::Display for Error {
             ),
             Error::UnreadableBatch { reason } => write!(f, "unreadable batch: {reason}"),
             Error::BatchTooLarge { reason } => write!(f, "batch too large: {reason}"),
+            Error::StoreFull { needed, used, budget } => write!(
+                f,
+                "store full: the batch needs about {needed} bytes, the store holds {used} of its {budget}-byte budget (limits.maxStoreBytes); nothing from this batch was kept"
+            ),
             Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
         }
     }

@@ -47,6 +47,52 @@ pub struct Rejection {
     pub reason: String,
 }
 
+/// Deepest nesting of arrays and objects an entry may have. Real log entries are a
+/// handful of levels deep; the limit keeps every later reader of the stored text
+/// (a browser's JSON.parse, a recursive viewer) safe from hostile nesting.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Whether `json` nests arrays/objects deeper than `limit` (strings are skipped).
+fn nests_deeper_than(json: &str, limit: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &byte in json.as_bytes() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+fn check_depth(entry: &str) -> std::result::Result<&str, String> {
+    if nests_deeper_than(entry, MAX_JSON_DEPTH) {
+        Err(format!(
+            "entry nests arrays/objects deeper than {MAX_JSON_DEPTH} levels"
+        ))
+    } else {
+        Ok(entry)
+    }
+}
+
 /// Batch framing: the raw JSON text of each entry, in order.
 pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str, String>>> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
@@ -59,7 +105,10 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str
             serde_json::from_str(trimmed).map_err(|e| Error::UnreadableBatch {
                 reason: format!("not a valid JSON array ({e})"),
             })?;
-        return Ok(entries.into_iter().map(|raw| Ok(raw.get())).collect());
+        return Ok(entries
+            .into_iter()
+            .map(|raw| check_depth(raw.get()))
+            .collect());
     }
     if trimmed.is_empty() {
         return Ok(Vec::new());
@@ -71,8 +120,8 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(line_no, line)| {
             serde_json::from_str::<&RawValue>(line.trim())
-                .map(|raw| raw.get())
                 .map_err(|e| format!("line {}: not valid JSON ({e})", line_no + 1))
+                .and_then(|raw| check_depth(raw.get()))
         })
         .collect())
 }
@@ -288,6 +337,11 @@ fn read_timestamp(text: &str) -> std::result::Result<Micros, String> {
             .map_err(|e| format!("`timestamp` is not a valid string ({e})"))?;
         return timestamp::parse_iso(&s).map_err(|e| format!("invalid `timestamp`: {e}"));
     }
+    if text.starts_with('-') {
+        return Err(format!(
+            "invalid `timestamp`: {text} is negative (before the Unix epoch)"
+        ));
+    }
     let out_of_range =
         || format!("invalid `timestamp`: {text} is outside the supported range (years 1 to 9999)");
     if let Ok(int) = text.parse::<i128>() {
@@ -400,6 +454,25 @@ mod tests {
     }
 
     #[test]
+    fn nesting_is_bounded() {
+        let deep = |n: usize| format!("{{\"m\":{}{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(!nests_deeper_than(
+            &deep(MAX_JSON_DEPTH - 1),
+            MAX_JSON_DEPTH
+        ));
+        assert!(nests_deeper_than(&deep(MAX_JSON_DEPTH), MAX_JSON_DEPTH));
+        // Brackets inside strings (escaped quotes too) do not count.
+        let in_string = format!("{{\"m\":\"\\\"{}\"}}", "[".repeat(500));
+        assert!(!nests_deeper_than(&in_string, MAX_JSON_DEPTH));
+        let batch = format!("{}\n{{\"id\":\"b\",\"timestamp\":1}}\n", deep(1_000_000));
+        let entries = split_entries(batch.as_bytes()).unwrap_or_default();
+        assert!(entries[0]
+            .as_ref()
+            .is_err_and(|e| e.contains("deeper than 64")));
+        assert!(entries[1].is_ok());
+    }
+
+    #[test]
     fn edge_entry_fields() {
         let raw = r#"{"id":"a","timestamp":"2026-11-20T10:00:00Z","event_message":"GET","project":"p","metadata":{"request":{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}}}"#;
         let entry = read_edge(raw).map_err(|e| e.to_string());
@@ -432,6 +505,8 @@ mod tests {
                 r#"{"id":"a","timestamp":true}"#,
                 "must be a number or an ISO 8601 string",
             ),
+            (r#"{"id":"a","timestamp":-1}"#, "is negative"),
+            (r#"{"id":"a","timestamp":-1.5e300}"#, "is negative"),
             (r#"{"id":{},"timestamp":1}"#, "`id` must be a string"),
             (
                 r#"{"id":"a","timestamp":1,"event_message":5}"#,

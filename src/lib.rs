@@ -28,7 +28,7 @@ pub use endpoints::{
 };
 pub use error::{Error, Result};
 pub use ingest::{Rejection, Stream};
-pub use params::Params;
+pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use service::{
     Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
 };

@@ -3,8 +3,9 @@
 
 use crate::error::{Error, Result};
 
-/// Longest accepted parameter value, in bytes.
-pub const MAX_VALUE_BYTES: usize = 4096;
+/// Hard ceiling on a parameter value, in bytes, whatever the service's limits say
+/// (`Limits::max_param_bytes`, 4096 by default, is checked when a query runs).
+pub const MAX_VALUE_BYTES: usize = 64 << 10;
 /// Most parameters accepted in one call.
 pub const MAX_PARAMS: usize = 64;
 
@@ -76,6 +77,14 @@ impl Params {
     /// The value of `name`, treating an empty value as absent.
     pub fn non_empty(&self, name: &str) -> Option<&str> {
         self.get(name).filter(|v| !v.is_empty())
+    }
+
+    /// The first parameter whose value is longer than `limit` bytes.
+    pub fn longer_than(&self, limit: usize) -> Option<(&str, usize)> {
+        self.pairs
+            .iter()
+            .find(|(_, v)| v.len() > limit)
+            .map(|(n, v)| (n.as_str(), v.len()))
     }
 
     pub fn names(&self) -> impl Iterator<Item = &str> {

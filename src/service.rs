@@ -24,6 +24,14 @@ pub struct Limits {
     pub max_batch_entries: usize,
     /// How many rejections are reported in detail (all are counted).
     pub max_reported_rejections: usize,
+    /// Memory budget of the store (`stats().storeBytes`). A batch that would take
+    /// the store past it is refused whole (413 `store_full`); nothing is evicted,
+    /// so what was accepted is never lost behind the caller's back.
+    pub max_store_bytes: usize,
+    /// Longest accepted query parameter value, in bytes (at most 64 KiB).
+    pub max_param_bytes: usize,
+    /// Compiled-size limit of a usage.api-counts `project` regular expression.
+    pub max_regex_bytes: usize,
 }
 
 impl Default for Limits {
@@ -32,6 +40,9 @@ impl Default for Limits {
             max_batch_bytes: 512 << 20,
             max_batch_entries: 2_000_000,
             max_reported_rejections: 1000,
+            max_store_bytes: 1 << 30,
+            max_param_bytes: 4096,
+            max_regex_bytes: crate::endpoints::REGEX_SIZE_LIMIT,
         }
     }
 }
@@ -147,9 +158,12 @@ impl LogEndpoints {
                         Err(reason) => reject(index, reason),
                     }
                 }
+                self.check_budget(
+                    self.edge.heap_bytes_after(&staged) + self.functions.heap_bytes(),
+                )?;
                 if !self.edge.fits(&staged) {
                     return Err(Error::BatchTooLarge {
-                        reason: "the edge log store is full (4 GiB of text)".into(),
+                        reason: "the edge log store cannot address more text (4 GiB)".into(),
                     });
                 }
                 self.edge.append(&staged);
@@ -168,6 +182,7 @@ impl LogEndpoints {
                         }
                     }
                 }
+                self.check_budget(self.edge.heap_bytes() + self.functions.heap_bytes_after(&rows))?;
                 self.functions.append(&rows);
                 (accepted, rows.iter().map(|r| r.timestamp).max())
             }
@@ -178,6 +193,20 @@ impl LogEndpoints {
             rejected_total,
             newest_timestamp: newest,
         })
+    }
+
+    /// Refuses a batch whose append would take `stats().store_bytes` to `after`,
+    /// past the budget.
+    fn check_budget(&self, after: usize) -> Result<()> {
+        let used = self.edge.heap_bytes() + self.functions.heap_bytes();
+        if after > self.limits.max_store_bytes {
+            return Err(Error::StoreFull {
+                needed: after.saturating_sub(used),
+                used,
+                budget: self.limits.max_store_bytes,
+            });
+        }
+        Ok(())
     }
 
     /// Runs an endpoint, checking in this order: key (401), endpoint (404), key's
@@ -192,8 +221,18 @@ impl LogEndpoints {
         let key = self.keys.check(api_key)?;
         let kind = EndpointKind::resolve(name_or_uuid)?;
         key.may_use(kind)?;
-        let query = Query::parse(kind, params)?;
+        if let Some((name, len)) = params.longer_than(self.limits.max_param_bytes) {
+            return Err(Error::invalid(
+                name,
+                format!(
+                    "{len} bytes long, longer than the limit of {} bytes",
+                    self.limits.max_param_bytes
+                ),
+            ));
+        }
+        let query = Query::parse(kind, params, self.limits.max_regex_bytes)?;
         key.may_read(&query)?;
+        let query = key.scope(query);
         if let Some((body, status)) = self.cache.get(&query, now) {
             return Ok(QueryOutput {
                 body,

@@ -56,38 +56,135 @@ impl Interner {
         values
     }
 
+    /// Each string is held twice (map key and value list), plus its slots.
     fn heap_bytes(&self) -> usize {
         let text: usize = self.values.iter().map(|v| v.len()).sum();
-        // Each string is held twice (map key and value list) plus the table slots.
-        2 * text + self.values.capacity() * 16 + self.ids.capacity() * 24
+        2 * text + self.values.len() * INTERNED_OVERHEAD
+    }
+
+    /// What interning `value` would add to `heap_bytes` (counted again for a value
+    /// new twice in one batch, so an upper bound).
+    fn bytes_to_intern(&self, value: Option<&str>) -> usize {
+        value
+            .filter(|v| self.lookup(v).is_none())
+            .map_or(0, |v| 2 * v.len() + INTERNED_OVERHEAD)
     }
 }
 
-/// A slice of a table's text arena; `len == u32::MAX` is null.
+/// Capacity a column grows to so that `additional` more fit: half again, or
+/// exactly what is needed. One rule for growing and for predicting growth, so
+/// the memory budget is checked against what the store will really hold.
+fn grown(len: usize, capacity: usize, additional: usize) -> usize {
+    let needed = len.saturating_add(additional);
+    if needed <= capacity {
+        capacity
+    } else {
+        needed.max(capacity + capacity / 2)
+    }
+}
+
+fn grow<T>(column: &mut Vec<T>, additional: usize) {
+    let target = grown(column.len(), column.capacity(), additional);
+    column.reserve_exact(target - column.len());
+}
+
+/// Bytes by which `column` grows for `additional` more values.
+fn growth<T>(column: &Vec<T>, additional: usize) -> usize {
+    (grown(column.len(), column.capacity(), additional) - column.capacity())
+        * std::mem::size_of::<T>()
+}
+
+/// A slice of a table's text arena: chunk index in the top bits of `at`, offset
+/// within the chunk below; `len == u32::MAX` is null.
 #[derive(Clone, Copy, Debug)]
 pub struct Span {
-    start: u32,
+    at: u32,
     len: u32,
 }
 
 impl Span {
     pub const NULL: Span = Span {
-        start: 0,
+        at: 0,
         len: u32::MAX,
     };
 }
 
+const CHUNK_BITS: u32 = 24;
+/// Text is kept in chunks of this size, so that growing the arena never copies
+/// (or briefly doubles) everything held so far: in a 4 GiB wasm memory a single
+/// 1.6 GB string could not grow at all.
+const CHUNK_BYTES: usize = 1 << CHUNK_BITS;
+const MAX_CHUNKS: usize = 1 << (32 - CHUNK_BITS);
+
+/// Free text of a table (ids, messages, raw metadata), in append-only chunks.
+/// A text longer than a chunk gets a chunk of its own.
 #[derive(Default)]
 pub struct Arena {
-    text: String,
+    chunks: Vec<String>,
+    bytes: usize,
 }
 
 impl Arena {
+    /// Chunks and capacity (bytes) after `texts` are pushed, by the rules of `push`.
+    fn after(&self, texts: impl Iterator<Item = usize>) -> (usize, usize) {
+        let mut chunks = self.chunks.len();
+        let mut capacity = self.heap_bytes();
+        let (mut len, mut cap) = self
+            .chunks
+            .last()
+            .map_or((0, 0), |c| (c.len(), c.capacity()));
+        for text in texts {
+            if chunks > 0 && len + text <= CHUNK_BYTES {
+                let new_cap = if chunks == 1 {
+                    grown(len, cap, text).min(CHUNK_BYTES)
+                } else {
+                    cap
+                };
+                capacity += new_cap - cap;
+                (len, cap) = (len + text, new_cap);
+            } else {
+                let new_cap = if chunks == 0 {
+                    text
+                } else {
+                    text.max(CHUNK_BYTES)
+                };
+                chunks += 1;
+                capacity += new_cap + 24;
+                (len, cap) = (text, new_cap);
+            }
+        }
+        (chunks, capacity)
+    }
+
     fn push(&mut self, value: &str) -> Span {
-        let start = self.text.len() as u32;
-        self.text.push_str(value);
+        let fits_last = self
+            .chunks
+            .last()
+            .is_some_and(|c| c.len() + value.len() <= CHUNK_BYTES);
+        if !fits_last {
+            // The first chunk grows as needed (small stores stay small); later ones
+            // are allocated whole, once.
+            let capacity = if self.chunks.is_empty() {
+                value.len()
+            } else {
+                value.len().max(CHUNK_BYTES)
+            };
+            self.chunks.push(String::with_capacity(capacity));
+        } else if self.chunks.len() == 1 {
+            if let Some(first) = self.chunks.first_mut() {
+                let target = grown(first.len(), first.capacity(), value.len()).min(CHUNK_BYTES);
+                first.reserve_exact(target - first.len());
+            }
+        }
+        let index = self.chunks.len() - 1;
+        let Some(chunk) = self.chunks.last_mut() else {
+            return Span::NULL;
+        };
+        let offset = chunk.len();
+        chunk.push_str(value);
+        self.bytes += value.len();
         Span {
-            start,
+            at: ((index as u32) << CHUNK_BITS) | offset as u32,
             len: value.len() as u32,
         }
     }
@@ -100,13 +197,26 @@ impl Arena {
         if span.len == u32::MAX {
             return None;
         }
-        let start = span.start as usize;
-        self.text.get(start..start + span.len as usize)
+        let chunk = self.chunks.get((span.at >> CHUNK_BITS) as usize)?;
+        let start = (span.at & (CHUNK_BYTES as u32 - 1)) as usize;
+        chunk.get(start..start + span.len as usize)
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.chunks.iter().map(String::capacity).sum::<usize>() + self.chunks.len() * 24
     }
 }
 
-/// Largest arena a table may hold: spans are `u32` offsets.
-pub const ARENA_LIMIT: usize = u32::MAX as usize - 1;
+/// Table slots per interned value (value list and hash map).
+const INTERNED_OVERHEAD: usize = 40;
 
 /// Edge request log entries (logs.all, usage.api-counts).
 #[derive(Default)]
@@ -142,11 +252,14 @@ pub struct FunctionTable {
 pub const NO_STATUS: i32 = i32::MIN;
 
 /// Reorders `column` so that position `i` holds what was at `order[i]`.
+/// The capacity is kept, so the memory budget's prediction holds.
 fn permute<T: Copy>(column: &mut Vec<T>, order: &[u32]) {
-    let reordered: Vec<T> = order
-        .iter()
-        .filter_map(|&i| column.get(i as usize).copied())
-        .collect();
+    let mut reordered = Vec::with_capacity(column.capacity());
+    reordered.extend(
+        order
+            .iter()
+            .filter_map(|&i| column.get(i as usize).copied()),
+    );
     *column = reordered;
 }
 
@@ -177,26 +290,51 @@ impl EdgeTable {
         self.timestamp.is_empty()
     }
 
-    /// Text bytes `entries` would add to the arena (for the size check before commit).
-    pub(crate) fn text_needed(entries: &[StagedEdge]) -> usize {
-        entries
-            .iter()
-            .map(|e| {
-                e.id.len()
-                    + e.event_message.as_ref().map_or(0, |m| m.len())
-                    + e.metadata.map_or(0, str::len)
-            })
-            .sum()
+    fn texts<'e>(entries: &'e [StagedEdge]) -> impl Iterator<Item = usize> + 'e {
+        entries.iter().flat_map(|e| {
+            [
+                Some(e.id.len()),
+                e.event_message.as_ref().map(|m| m.len()),
+                e.metadata.map(str::len),
+            ]
+            .into_iter()
+            .flatten()
+        })
     }
 
+    /// Whether `entries` can be addressed: text chunks and request offsets are `u32`.
     pub(crate) fn fits(&self, entries: &[StagedEdge]) -> bool {
-        self.text
-            .text
-            .len()
-            .saturating_add(Self::text_needed(entries))
-            <= ARENA_LIMIT
+        self.text.after(Self::texts(entries)).0 <= MAX_CHUNKS
             && self.request_url.len() + entries.iter().map(|e| e.requests.len()).sum::<usize>()
                 < u32::MAX as usize
+    }
+
+    /// What `heap_bytes` will be once `entries` are appended (an upper bound).
+    pub(crate) fn heap_bytes_after(&self, entries: &[StagedEdge]) -> usize {
+        let n = entries.len();
+        let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
+        let interned: usize = entries
+            .iter()
+            .map(|e| {
+                self.projects.bytes_to_intern(e.project.as_deref())
+                    + e.requests
+                        .iter()
+                        .map(|r| self.urls.bytes_to_intern(r.url.as_deref()))
+                        .sum::<usize>()
+            })
+            .sum();
+        let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
+        self.heap_bytes()
+            + growth(&self.timestamp, n)
+            + growth(&self.id, n)
+            + growth(&self.event_message, n)
+            + growth(&self.project, n)
+            + growth(&self.metadata, n)
+            + growth(&self.requests, n)
+            + growth(&self.request_url, requests)
+            + growth(&self.request_areas, requests)
+            + text_growth
+            + interned
     }
 
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.
@@ -212,6 +350,8 @@ impl EdgeTable {
                 .push(self.projects.intern_opt(entry.project.as_deref()));
             self.metadata.push(self.text.push_opt(entry.metadata));
             let start = self.request_url.len() as u32;
+            grow(&mut self.request_url, entry.requests.len());
+            grow(&mut self.request_areas, entry.requests.len());
             for request in &entry.requests {
                 self.request_url
                     .push(self.urls.intern_opt(request.url.as_deref()));
@@ -230,12 +370,12 @@ impl EdgeTable {
     }
 
     fn reserve(&mut self, n: usize) {
-        self.timestamp.reserve(n);
-        self.id.reserve(n);
-        self.event_message.reserve(n);
-        self.project.reserve(n);
-        self.metadata.reserve(n);
-        self.requests.reserve(n);
+        grow(&mut self.timestamp, n);
+        grow(&mut self.id, n);
+        grow(&mut self.event_message, n);
+        grow(&mut self.project, n);
+        grow(&mut self.metadata, n);
+        grow(&mut self.requests, n);
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -248,7 +388,7 @@ impl EdgeTable {
             + self.project.capacity() * 4
             + self.request_url.capacity() * 4
             + self.request_areas.capacity()
-            + self.text.text.capacity()
+            + self.text.heap_bytes()
             + self.projects.heap_bytes()
             + self.urls.heap_bytes()
     }
@@ -263,13 +403,32 @@ impl FunctionTable {
         self.timestamp.is_empty()
     }
 
+    /// What `heap_bytes` will be once `rows` are appended (an upper bound).
+    pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation]) -> usize {
+        let n = rows.len();
+        let interned: usize = rows
+            .iter()
+            .map(|r| {
+                self.projects.bytes_to_intern(r.project_ref.as_deref())
+                    + self.functions.bytes_to_intern(r.function_id.as_deref())
+            })
+            .sum();
+        self.heap_bytes()
+            + growth(&self.timestamp, n)
+            + growth(&self.project, n)
+            + growth(&self.function, n)
+            + growth(&self.execution_time_ms, n)
+            + growth(&self.status_code, n)
+            + interned
+    }
+
     pub(crate) fn append(&mut self, rows: &[StagedInvocation]) {
         let first_new = self.len();
-        self.timestamp.reserve(rows.len());
-        self.project.reserve(rows.len());
-        self.function.reserve(rows.len());
-        self.execution_time_ms.reserve(rows.len());
-        self.status_code.reserve(rows.len());
+        grow(&mut self.timestamp, rows.len());
+        grow(&mut self.project, rows.len());
+        grow(&mut self.function, rows.len());
+        grow(&mut self.execution_time_ms, rows.len());
+        grow(&mut self.status_code, rows.len());
         for row in rows {
             self.timestamp.push(row.timestamp);
             self.project

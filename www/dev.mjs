@@ -7,7 +7,7 @@
 // It also serves the browser page (dist/page) on the next port.
 //
 // Settings come from the environment when set (API_KEYS, INGEST_KEYS,
-// FIXED_NOW_MS, MAX_BODY_BYTES), as on Cloudflare.
+// FIXED_NOW_MS, MAX_BODY_BYTES, MAX_STORE_BYTES), as on Cloudflare.
 import { Miniflare } from "miniflare";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
@@ -35,7 +35,7 @@ const devKeys = JSON.parse(readFileSync(keysFile, "utf8"));
 const apiKeys = process.env.API_KEYS ?? devKeys.api;
 const ingestKeys = process.env.INGEST_KEYS ?? devKeys.ingest;
 const bindings = { API_KEYS: apiKeys, INGEST_KEYS: ingestKeys };
-for (const name of ["FIXED_NOW_MS", "MAX_BODY_BYTES"]) if (process.env[name]) bindings[name] = process.env[name];
+for (const name of ["FIXED_NOW_MS", "MAX_BODY_BYTES", "MAX_STORE_BYTES"]) if (process.env[name]) bindings[name] = process.env[name];
 
 const mf = new Miniflare(workerOptions({ persistDir: path.join(stateDir, "do"), bindings, port }));
 const url = await mf.ready;

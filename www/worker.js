@@ -14,6 +14,9 @@ initSync({ module: wasmModule });
 const QUERY_PATH = /^\/api\/endpoints\/query\/([^/]+)\/?$/;
 const INGEST_PATH = /^\/api\/logs\/([^/]+)\/?$/;
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+// The store's memory budget: a Workers isolate has 128 MB for the wasm memory,
+// the JS heap and a batch in flight.
+const DEFAULT_MAX_STORE_BYTES = 64 * 1024 * 1024;
 /** SQLite values in Durable Objects are limited to 2 MB; batches are stored in parts. */
 const PART_BYTES = 1024 * 1024;
 const RETENTION_US = 90 * 24 * 3600 * 1e6;
@@ -97,6 +100,7 @@ function settingsFrom(env) {
     ingestKeys: list(env.INGEST_KEYS),
     fixedNowMs: number(env.FIXED_NOW_MS),
     maxBodyBytes: number(env.MAX_BODY_BYTES) ?? DEFAULT_MAX_BODY_BYTES,
+    maxStoreBytes: number(env.MAX_STORE_BYTES) ?? DEFAULT_MAX_STORE_BYTES,
     // Lets tests move the clock per request with X-Test-Now-Ms; never set it in production.
     testHooks: env.TEST_HOOKS === "1",
   };
@@ -181,7 +185,11 @@ export class LogStore {
     this.service?.free();
     // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
     // on requests, and stored batches must load even if that setting was lowered.
-    this.service = new LogEndpoints({ apiKeys: this.settings.apiKeys, now: this.settings.fixedNowMs });
+    this.service = new LogEndpoints({
+      apiKeys: this.settings.apiKeys,
+      now: this.settings.fixedNowMs,
+      limits: { maxStoreBytes: this.settings.maxStoreBytes },
+    });
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches ORDER BY id").toArray();
     for (const batch of batches) {
       const body = new Uint8Array(batch.bytes);

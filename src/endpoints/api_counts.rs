@@ -10,6 +10,7 @@ use crate::store::{lower_bound, EdgeTable, NONE};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
 /// Largest compiled program accepted for the `project` pattern, in bytes.
+/// Default compiled-size limit of a `project` pattern (`Limits::max_regex_bytes`).
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,10 +46,10 @@ impl ApiCountsInterval {
     }
 }
 
-pub(super) fn compile_project_regex(pattern: &str) -> Result<Regex> {
+pub(super) fn compile_project_regex(pattern: &str, size_limit: usize) -> Result<Regex> {
     RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .dfa_size_limit(2 * REGEX_SIZE_LIMIT)
+        .size_limit(size_limit)
+        .dfa_size_limit(2 * size_limit)
         .nest_limit(100)
         .build()
         .map_err(|e| match e {
@@ -109,10 +110,18 @@ fn push_row(out: &mut String, rows: &mut usize, bucket: Micros, counts: Counts) 
 pub(super) fn run(
     table: &EdgeTable,
     project: &Regex,
+    entry_project: Option<&str>,
     interval: ApiCountsInterval,
     now: Micros,
     out: &mut String,
 ) {
+    let entry_project = match entry_project {
+        Some(name) => match table.projects.lookup(name) {
+            Some(id) => Some(id),
+            None => return,
+        },
+        None => None,
+    };
     let (window, width) = interval.window_and_bucket();
     let start = lower_bound(&table.timestamp, now.saturating_sub(window));
 
@@ -137,12 +146,19 @@ pub(super) fn run(
 
     let mut rows = 0usize;
     let mut current: Option<(Micros, Counts)> = None;
-    let (Some(timestamps), Some(requests)) =
-        (table.timestamp.get(start..), table.requests.get(start..))
-    else {
+    let (Some(timestamps), Some(requests), Some(projects)) = (
+        table.timestamp.get(start..),
+        table.requests.get(start..),
+        table.project.get(start..),
+    ) else {
         return;
     };
-    for (&timestamp, &(first, count)) in timestamps.iter().zip(requests) {
+    for ((&timestamp, &(first, count)), &row_project) in
+        timestamps.iter().zip(requests).zip(projects)
+    {
+        if entry_project.is_some_and(|p| p != row_project) {
+            continue;
+        }
         let span = first as usize..(first + count) as usize;
         let (Some(urls), Some(areas)) = (
             table.request_url.get(span.clone()),

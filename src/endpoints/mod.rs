@@ -15,7 +15,7 @@ use crate::params::Params;
 use crate::store::{EdgeTable, FunctionTable};
 use crate::timestamp::Micros;
 
-pub use api_counts::ApiCountsInterval;
+pub use api_counts::{ApiCountsInterval, REGEX_SIZE_LIMIT};
 pub use invocation_stats::StatsInterval;
 pub use logs_all::ProjectTier;
 
@@ -148,6 +148,12 @@ pub enum Query {
     ApiCounts {
         project: String,
         interval: ApiCountsInterval,
+        /// Compiled-size limit of the `project` pattern (`Limits::max_regex_bytes`).
+        regex_limit: usize,
+        /// Set for project-restricted keys: only entries of this project count,
+        /// whatever else the pattern matches (another project's URL may contain
+        /// this project's ref in its path).
+        entry_project: Option<String>,
     },
 }
 
@@ -167,7 +173,7 @@ fn optional_timestamp(params: &Params, name: &str) -> Result<Option<Micros>> {
 }
 
 impl Query {
-    pub fn parse(kind: EndpointKind, params: &Params) -> Result<Query> {
+    pub fn parse(kind: EndpointKind, params: &Params, regex_limit: usize) -> Result<Query> {
         if let Some(name) = params.names().find(|n| *n == "sql" || *n == "lql") {
             return Err(Error::SandboxingDisabled {
                 name: name.to_owned(),
@@ -191,6 +197,8 @@ impl Query {
             EndpointKind::ApiCounts => Query::ApiCounts {
                 project: required(params, "project")?.to_owned(),
                 interval: ApiCountsInterval::parse(required(params, "interval")?)?,
+                regex_limit,
+                entry_project: None,
             },
         })
     }
@@ -201,6 +209,20 @@ impl Query {
             Query::LogsAll { .. } => EndpointKind::LogsAll,
             Query::ApiCounts { .. } => EndpointKind::ApiCounts,
         }
+    }
+
+    /// Narrows usage.api-counts to entries of its literal project (for keys
+    /// restricted to projects).
+    pub(crate) fn only_entries_of_project(mut self) -> Query {
+        if let Query::ApiCounts {
+            project,
+            entry_project,
+            ..
+        } = &mut self
+        {
+            *entry_project = Some(project.clone());
+        }
+        self
     }
 
     /// The `project` parameter (for usage.api-counts, the pattern as sent).
@@ -235,9 +257,15 @@ impl Query {
                 start,
                 end,
             } => logs_all::run(edge, project, *tier, *start, *end, now, &mut out),
-            Query::ApiCounts { project, interval } => api_counts::run(
+            Query::ApiCounts {
+                project,
+                interval,
+                regex_limit,
+                entry_project,
+            } => api_counts::run(
                 edge,
-                &api_counts::compile_project_regex(project)?,
+                &api_counts::compile_project_regex(project, *regex_limit)?,
+                entry_project.as_deref(),
                 *interval,
                 now,
                 &mut out,

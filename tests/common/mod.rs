@@ -7,6 +7,9 @@
     clippy::indexing_slicing
 )]
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod random_logs;
+
 use log_endpoints::{ApiKey, Config, Error, LogEndpoints, Params, QueryOutput};
 use serde_json::{json, Value};
 

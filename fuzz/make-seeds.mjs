@@ -1,0 +1,48 @@
+// Writes the committed seed corpus of each fuzz target (fuzz/corpus/<target>/)
+// from the test fixtures and a few hand-picked hostile inputs. Re-run after the
+// fixtures change: node fuzz/make-seeds.mjs
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+
+const root = new URL("./corpus/", import.meta.url);
+const write = (target, bytes) => {
+  const dir = new URL(`${target}/`, root);
+  mkdirSync(dir, { recursive: true });
+  const data = typeof bytes === "string" ? Buffer.from(bytes) : Buffer.from(bytes);
+  writeFileSync(new URL(createHash("sha1").update(data).digest("hex"), dir), data);
+};
+
+const fixtures = new URL("../tests/fixtures/", import.meta.url);
+for (const file of readdirSync(fixtures)) {
+  const fixture = JSON.parse(readFileSync(new URL(file, fixtures)));
+  for (const batch of fixture.batches ?? []) {
+    const selector = batch.stream === "edge_logs" ? 0 : 1;
+    const ndjson = batch.entries.map((e) => JSON.stringify(e)).join("\n");
+    write("ingest_batch", Buffer.concat([Buffer.from([selector]), Buffer.from(ndjson)]));
+    write("ingest_batch", Buffer.concat([Buffer.from([selector]), Buffer.from(JSON.stringify(batch.entries))]));
+  }
+  for (const c of fixture.queries ?? []) {
+    const query = new URLSearchParams(c.params ?? {}).toString();
+    write("query_string", query);
+    write("query_path", Buffer.concat([Buffer.from([0x80]), Buffer.from(`${c.endpoint ?? ""}\n${query}`)]));
+  }
+}
+for (const [selector, text] of [
+  [0, '{"id":"a","timestamp":-1}\n{"id":"b","timestamp":1e300}\n{"id":"c","timestamp":"2026-02-30"}'],
+  [0, `{"id":"d","timestamp":1,"metadata":${"[".repeat(70)}${"]".repeat(70)}}`],
+  [1, '[{"id":"e","timestamp":"2026-11-20T10:00:00+14:00","metadata":{"response":{"status_code":404.0}}}]'],
+  [0, "\ufeff[1, \"x\", null, {}]"],
+  [1, '{"id":"f","timestamp":99999999999999999999,"metadata":[{"execution_time_ms":1e308}]}'],
+]) write("ingest_batch", Buffer.concat([Buffer.from([selector]), Buffer.from(text)]));
+for (const text of [
+  "2026-11-20", "2026-11-20 10:00", "2026-11-20T10:00:00.123456Z", "2026-11-20T10:00:00+05:30",
+  "2026-11-20T10:00:00-0800", "2026-11-20T10:00:00 UTC", "1795177796000000", "9999-12-31T23:59:59.999999Z",
+  "0001-01-01T00:00:00Z", "2026-02-29", "2026-13-01", "+002026-11-20",
+]) write("iso_timestamp", text);
+for (const q of [
+  "project=abc&interval=1day", "?project=a%20b+c&project=def", "project=%zz", "project=%ff%fe",
+  "sql=select%201", `project=${"a".repeat(5000)}`, "project=(a*)*b&interval=daily", "&&&=&=",
+]) {
+  write("query_string", q);
+  for (const selector of [0, 1, 2, 0x10]) write("query_path", Buffer.concat([Buffer.from([selector]), Buffer.from(q)]));
+}

@@ -1,0 +1,194 @@
+//! Random logs and queries for the property tests (and for the wasm-versus-native
+//! comparison, through `examples/random_cases.rs`). Values are chosen so that
+//! answers have one right form: execution times are multiples of 1/4 (sums are
+//! exact in any order) and entry ids are unique (logs.all breaks ties by id).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use log_endpoints::timestamp::format_rfc3339;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// 2026-11-20T12:29:56.789Z in microseconds.
+pub const NOW: i64 = 1_795_177_796_789_000;
+const HOUR: i64 = 3_600_000_000;
+
+const PROJECTS: [&str; 4] = ["alpha", "beta", "gamma", "δelta"];
+const FUNCTIONS: [&str; 3] = ["fn-a", "fn-b", "fn-c"];
+const PATHS: [&str; 6] = [
+    "/rest/v1/todos",
+    "/auth/v1/token",
+    "/storage/v1/object/x.png",
+    "/realtime/v1/websocket",
+    "/functions/v1/fn-a",
+    "/rest/v1/rpc/auth_check",
+];
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub stream: &'static str,
+    pub value: Value,
+}
+
+fn timestamp() -> impl Strategy<Value = Value> {
+    // Mostly the last 10 days, some in the future, in every accepted encoding; a
+    // quarter on a few shared instants, so that ties are common.
+    let back = prop_oneof![
+        3 => -2 * HOUR..240 * HOUR,
+        1 => prop::sample::select(&[0, HOUR, 3 * HOUR + 7, 23 * HOUR, 25 * HOUR, 100 * HOUR][..]),
+    ];
+    (back, 0..4u8).prop_map(|(back, form)| {
+        let us = NOW - back;
+        match form {
+            0 => json!(us),
+            1 => json!(us / 1000),
+            2 => json!(format_rfc3339(us)),
+            _ => json!(us * 1000),
+        }
+    })
+}
+
+fn project() -> impl Strategy<Value = Option<&'static str>> {
+    prop_oneof![9 => prop::sample::select(&PROJECTS[..]).prop_map(Some), 1 => Just(None)]
+}
+
+fn request() -> BoxedStrategy<Value> {
+    (prop::sample::select(&PATHS[..]), prop::sample::select(&PROJECTS[..]), 0..5u8).prop_map(
+        |(path, project, q)| json!({"url": format!("https://{project}.supabase.co{path}?q={q}"), "path": path}),
+    )
+    .boxed()
+}
+
+/// REPEATED fields come as an array or, now and then, a single record.
+fn repeated(item: BoxedStrategy<Value>) -> BoxedStrategy<Value> {
+    prop_oneof![
+        4 => prop::collection::vec(item.clone(), 0..3).prop_map(Value::Array),
+        1 => item,
+    ]
+    .boxed()
+}
+
+fn edge_entry() -> impl Strategy<Value = Value> {
+    (timestamp(), project(), prop::option::of("[a-z |/0-9]{0,12}"), repeated(repeated(request()).prop_map(|r| json!({"request": r})).boxed()))
+        .prop_map(|(timestamp, project, message, metadata)| {
+            json!({"timestamp": timestamp, "project": project, "event_message": message, "metadata": metadata})
+        })
+}
+
+fn function_record() -> BoxedStrategy<Value> {
+    let status = prop_oneof![
+        prop::sample::select(&[200, 201, 304, 399, 400, 404, 500][..]).prop_map(|s| json!(s)),
+        Just(Value::Null)
+    ];
+    (
+        project(),
+        prop::option::of(prop::sample::select(&FUNCTIONS[..])),
+        prop::option::of(0..20_000u32),
+        repeated(status.prop_map(|s| json!({"status_code": s})).boxed()),
+    )
+        .prop_map(|(project, function, quarters, response)| {
+            json!({"project_ref": project, "function_id": function,
+                   "execution_time_ms": quarters.map(|q| f64::from(q) / 4.0), "response": response})
+        })
+        .boxed()
+}
+
+fn function_entry() -> impl Strategy<Value = Value> {
+    (timestamp(), repeated(function_record()))
+        .prop_map(|(timestamp, metadata)| json!({"timestamp": timestamp, "metadata": metadata}))
+}
+
+/// Up to `max` entries of both streams, a few of them invalid, with unique ids.
+pub fn entries(max: usize) -> impl Strategy<Value = Vec<Entry>> {
+    let entry = prop_oneof![
+        10 => edge_entry().prop_map(|v| Entry { stream: "edge_logs", value: v }),
+        10 => function_entry().prop_map(|v| Entry { stream: "function_edge_logs", value: v }),
+        1 => Just(Entry { stream: "edge_logs", value: json!({"timestamp": "not a time"}) }),
+        1 => Just(Entry { stream: "function_edge_logs", value: json!({"timestamp": -1}) }),
+    ];
+    prop::collection::vec(entry, 1..max).prop_map(|mut entries| {
+        for (n, entry) in entries.iter_mut().enumerate() {
+            if let Value::Object(map) = &mut entry.value {
+                map.insert("id".into(), json!(format!("id-{n:05}")));
+            }
+        }
+        entries
+    })
+}
+
+#[derive(Debug, Clone)]
+pub struct RandomQuery {
+    pub endpoint: &'static str,
+    pub params: Vec<(String, String)>,
+    pub now: i64,
+}
+
+fn iso_around_now() -> impl Strategy<Value = String> {
+    (-3 * HOUR..200 * HOUR).prop_map(|back| format_rfc3339(NOW - back))
+}
+
+pub fn query() -> impl Strategy<Value = RandomQuery> {
+    let project = prop::sample::select(&["alpha", "beta", "gamma", "δelta", "nobody"][..]);
+    let stats = (
+        project.clone(),
+        prop::sample::select(&["5min", "15min", "1hr", "1day", "7day", "weekly"][..]),
+        prop::option::of(prop::sample::select(&["fn-a", "fn-b", "fn-c", ""][..])),
+    )
+        .prop_map(|(p, i, f)| {
+            let mut params = vec![
+                ("project".to_owned(), p.to_owned()),
+                ("interval".to_owned(), i.to_owned()),
+            ];
+            params.extend(f.map(|f| ("function_id".to_owned(), f.to_owned())));
+            ("functions.invocation-stats", params)
+        });
+    let logs = (
+        project,
+        prop::sample::select(&["FREE", "PRO", "PAYG", "ENTERPRISE", "TEAM"][..]),
+        prop::option::of(iso_around_now()),
+        prop::option::of(iso_around_now()),
+    )
+        .prop_map(|(p, t, start, end)| {
+            let mut params = vec![
+                ("project".to_owned(), p.to_owned()),
+                ("project_tier".to_owned(), t.to_owned()),
+            ];
+            params.extend(start.map(|s| ("iso_timestamp_start".to_owned(), s)));
+            params.extend(end.map(|e| ("iso_timestamp_end".to_owned(), e)));
+            ("logs.all", params)
+        });
+    let counts = (
+        prop::sample::select(
+            &[
+                "alpha",
+                "alpha|beta",
+                r"\.supabase\.co/(rest|auth)",
+                "δ",
+                "(",
+                "^https://gamma",
+            ][..],
+        ),
+        prop::sample::select(&["minutely", "hourly", "daily", "weekly"][..]),
+    )
+        .prop_map(|(p, i)| {
+            (
+                "usage.api-counts",
+                vec![
+                    ("project".to_owned(), p.to_owned()),
+                    ("interval".to_owned(), i.to_owned()),
+                ],
+            )
+        });
+    // Whole milliseconds, so the JS API (which takes "now" in ms) can say the same instant.
+    (prop_oneof![stats, logs, counts], -HOUR / 1000..HOUR / 1000).prop_map(
+        |((endpoint, params), shift_ms)| RandomQuery {
+            endpoint,
+            params,
+            now: NOW + shift_ms * 1000,
+        },
+    )
+}
+
+/// NDJSON of `entries`.
+pub fn ndjson<'a>(entries: impl IntoIterator<Item = &'a Value>) -> String {
+    entries.into_iter().map(|v| v.to_string() + "\n").collect()
+}

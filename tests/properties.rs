@@ -1,0 +1,138 @@
+//! Property tests: answers depend on what was ingested, not on how (order, batch
+//! boundaries, encoding), and a cached answer is the answer.
+#![cfg(not(target_arch = "wasm32"))]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+
+use common::random_logs::{entries, ndjson, query, Entry, RandomQuery};
+use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
+use proptest::prelude::*;
+use serde_json::Value;
+
+const KEY: &str = "property-key";
+
+fn service() -> LogEndpoints {
+    LogEndpoints::new(Config {
+        api_keys: vec![ApiKey::new(KEY).unwrap()],
+        ..Config::default()
+    })
+}
+
+/// Body on success, `error:<code>` on failure: both must agree.
+fn answer(svc: &mut LogEndpoints, q: &RandomQuery) -> String {
+    let params = Params::from_pairs(q.params.iter().cloned()).unwrap();
+    match svc.query(q.endpoint, &params, Some(KEY), q.now) {
+        Ok(out) => out.body.to_string(),
+        Err(e) => format!("error:{}", e.code()),
+    }
+}
+
+fn of_stream<'a>(entries: &'a [Entry], stream: &str) -> Vec<&'a Value> {
+    entries
+        .iter()
+        .filter(|e| e.stream == stream)
+        .map(|e| &e.value)
+        .collect()
+}
+
+/// Everything in one NDJSON batch per stream.
+fn ingest_whole(entries: &[Entry]) -> (LogEndpoints, usize) {
+    let mut svc = service();
+    let mut accepted = 0;
+    for stream in ["edge_logs", "function_edge_logs"] {
+        let report = svc
+            .ingest(stream, ndjson(of_stream(entries, stream)).as_bytes())
+            .unwrap();
+        accepted += report.accepted;
+    }
+    (svc, accepted)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn order_and_batching_do_not_change_answers(
+        (entries, shuffled) in entries(120).prop_flat_map(|e| (Just(e.clone()), Just(e).prop_shuffle())),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..5),
+        queries in prop::collection::vec(query(), 1..12),
+    ) {
+        let (mut whole, accepted_whole) = ingest_whole(&entries);
+
+        // Same entries, shuffled, cut into several JSON-array batches per stream.
+        let mut split = service();
+        let mut accepted_split = 0;
+        for stream in ["edge_logs", "function_edge_logs"] {
+            let values = of_stream(&shuffled, stream);
+            let mut bounds: Vec<usize> = cuts.iter().map(|c| c.index(values.len() + 1)).collect();
+            bounds.extend([0, values.len()]);
+            bounds.sort_unstable();
+            for pair in bounds.windows(2) {
+                let batch = Value::Array(values[pair[0]..pair[1]].iter().map(|v| (*v).clone()).collect());
+                accepted_split += split.ingest(stream, batch.to_string().as_bytes()).unwrap().accepted;
+            }
+        }
+        prop_assert_eq!(accepted_whole, accepted_split);
+        prop_assert_eq!(whole.stats().edge_entries, split.stats().edge_entries);
+        prop_assert_eq!(whole.stats().function_rows, split.stats().function_rows);
+        for q in &queries {
+            prop_assert_eq!(answer(&mut whole, q), answer(&mut split, q), "{:?}", q);
+        }
+    }
+
+    #[test]
+    fn cached_and_uncached_answers_agree(
+        entries in entries(120),
+        queries in prop::collection::vec(query(), 1..12),
+    ) {
+        let (mut svc, _) = ingest_whole(&entries);
+        for q in &queries {
+            let first = answer(&mut svc, q);
+            let again = answer(&mut svc, q); // a cache hit for the cached endpoints
+            svc.warm_cache(q.now + 301_000_000);
+            let warmed = answer(&mut svc, q);
+            svc.clear_cache();
+            let fresh = answer(&mut svc, q);
+            prop_assert_eq!(&first, &again, "{:?}", q);
+            prop_assert_eq!(&first, &warmed, "{:?}", q);
+            prop_assert_eq!(&first, &fresh, "{:?}", q);
+        }
+    }
+
+    #[test]
+    fn a_refused_batch_changes_nothing(
+        entries in entries(60),
+        budget in 0usize..200_000,
+        queries in prop::collection::vec(query(), 1..6),
+    ) {
+        // A store with a small budget refuses some batches whole; what it answers
+        // must then equal a store that never saw the refused batches.
+        let mut limited = LogEndpoints::new(Config {
+            api_keys: vec![ApiKey::new(KEY).unwrap()],
+            limits: log_endpoints::Limits { max_store_bytes: budget, ..Default::default() },
+        });
+        let mut reference = service();
+        for (n, chunk) in entries.chunks(7).enumerate() {
+            let stream = if n % 2 == 0 { "edge_logs" } else { "function_edge_logs" };
+            let batch = ndjson(of_stream(chunk, stream));
+            let before = limited.stats();
+            match limited.ingest(stream, batch.as_bytes()) {
+                Ok(_) => { reference.ingest(stream, batch.as_bytes()).unwrap(); }
+                Err(e) => {
+                    prop_assert_eq!(e.code(), "store_full");
+                    prop_assert_eq!(limited.stats(), before);
+                }
+            }
+            prop_assert!(limited.stats().store_bytes <= budget.max(before.store_bytes));
+        }
+        for q in &queries {
+            prop_assert_eq!(answer(&mut limited, q), answer(&mut reference, q));
+        }
+    }
+}
