@@ -7,7 +7,8 @@
 
 const PATHS = [
   // [weight, path template]: roughly the mix of a busy project
-  [46, "/rest/v1/{table}?select=*&limit=20"],
+  [30, "/rest/v1/{table}?select=*&limit={limit}"],
+  [16, "/rest/v1/{table}?select=*&id=eq.{row}"],
   [9, "/rest/v1/rpc/{rpc}"],
   [14, "/auth/v1/token?grant_type=refresh_token"],
   [5, "/auth/v1/user"],
@@ -68,6 +69,11 @@ function uuid(random) {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20)}`;
 }
 
+/** The function ids the generator uses (the first ones are the busiest). */
+export function functionIds(count = 24) {
+  return Array.from({ length: count }, (_, i) => `fn-${String(i).padStart(2, "0")}-${hex(rng(i), 6)}`);
+}
+
 /**
  * Yields `count` entries of `stream` ("edge_logs" | "function_edge_logs"), spread
  * evenly over `spanMs` milliseconds ending at `endMs`, oldest first.
@@ -76,7 +82,7 @@ export function* generate({ stream, count, endMs, spanMs = 7 * 24 * 3600 * 1000,
   const random = rng(seed + (stream === "edge_logs" ? 0 : 1_000_003));
   const startUs = (endMs - spanMs) * 1000;
   const stepUs = (spanMs * 1000) / Math.max(count, 1);
-  const functionIds = Array.from({ length: functions }, (_, i) => `fn-${String(i).padStart(2, "0")}-${hex(rng(i), 6)}`);
+  const fnIds = functionIds(functions);
   for (let i = 0; i < count; i++) {
     // Mostly ordered, with a little jitter, as real shipped batches are.
     const timestamp = Math.floor(startUs + i * stepUs + random() * stepUs);
@@ -87,10 +93,12 @@ export function* generate({ stream, count, endMs, spanMs = 7 * 24 * 3600 * 1000,
       const method = pick(random, METHODS);
       const path = weighted(random, PATHS)
         .replace("{table}", pick(random, TABLES))
+        .replace("{limit}", pick(random, ["10", "20", "50", "100"]))
+        .replace("{row}", String(Math.floor(random() * 50_000)))
         .replace("{rpc}", `get_${pick(random, TABLES)}_stats`)
         .replace("{bucket}", pick(random, BUCKETS))
         .replace("{file}", `${hex(random, 8)}.png`)
-        .replace("{fn}", pick(random, functionIds));
+        .replace("{fn}", pick(random, fnIds));
       const host = `${project}.supabase.co`;
       yield {
         id: uuid(random),
@@ -104,9 +112,11 @@ export function* generate({ stream, count, endMs, spanMs = 7 * 24 * 3600 * 1000,
         }],
       };
     } else {
-      // Log-normal execution times with a heavy tail; a few with no time at all.
-      const execution = random() < 0.01 ? null : Math.round(Math.exp(3.4 + 0.9 * normal(random)) * 10) / 10;
-      const fn = functionIds[Math.floor(Math.pow(random(), 2) * functionIds.length)];
+      // Log-normal execution times, a heavier tail (cold starts: 2% take 10-40x
+      // longer) and a few with no time at all.
+      const coldStart = random() < 0.02 ? 10 + 30 * random() : 1;
+      const execution = random() < 0.01 ? null : Math.round(Math.exp(3.4 + 0.9 * normal(random)) * coldStart * 10) / 10;
+      const fn = fnIds[Math.floor(Math.pow(random(), 2) * fnIds.length)];
       yield {
         id: uuid(random),
         timestamp,

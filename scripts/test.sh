@@ -33,6 +33,9 @@ wasm_cargo test --test wasm
 stage "wasm tests in headless Chromium (wasm-bindgen-test-runner + chromedriver)"
 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver wasm_cargo test --test wasm
 
+stage "benchmark smoke run: 100k entries per stream, one repetition (checks the bench runs and the engines agree; no timing assertions)"
+node bench/bench.mjs --smoke > /dev/null
+
 stage "Node tests: package by name and installed from its tarball (Node, Deno, workerd, Chromium, tsc, CLI), edge worker on workerd, load check, browser page, wasm = native on random logs, constant-time keys"
 node --test --test-reporter=spec --test-concurrency=1 tests/node/
 

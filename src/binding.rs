@@ -394,6 +394,13 @@ impl JsLogEndpoints {
         to_js(&self.inner.stats())
     }
 
+    /// Benchmark floor: sums the edge timestamp column (one 8-byte value per
+    /// entry) and returns the sum, so nothing can skip the scan.
+    #[wasm_bindgen(js_name = scanFloor)]
+    pub fn scan_floor(&self) -> f64 {
+        self.inner.scan_floor() as f64
+    }
+
     /// Size of the module's linear memory in bytes; wasm memory never shrinks,
     /// so this is also the peak.
     #[wasm_bindgen(js_name = memoryBytes)]

@@ -93,8 +93,27 @@ fn check_depth(entry: &str) -> std::result::Result<&str, String> {
     }
 }
 
+/// One entry of a batch as framed: its JSON text (not yet validated for NDJSON:
+/// the entry's own parse does that, in the same pass), and for NDJSON its line.
+pub(crate) struct Framed<'a> {
+    pub text: std::result::Result<&'a str, String>,
+    pub line: Option<usize>,
+}
+
+impl Framed<'_> {
+    /// Puts the line number in front of a syntax error, where there is one.
+    pub fn reason(&self, reason: String) -> String {
+        match self.line {
+            Some(line) if reason.starts_with(NOT_JSON) => format!("line {line}: {reason}"),
+            _ => reason,
+        }
+    }
+}
+
+const NOT_JSON: &str = "not valid JSON";
+
 /// Batch framing: the raw JSON text of each entry, in order.
-pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str, String>>> {
+pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
         reason: format!("not valid UTF-8 ({e})"),
     })?;
@@ -107,7 +126,10 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str
             })?;
         return Ok(entries
             .into_iter()
-            .map(|raw| check_depth(raw.get()))
+            .map(|raw| Framed {
+                text: check_depth(raw.get()),
+                line: None,
+            })
             .collect());
     }
     if trimmed.is_empty() {
@@ -118,10 +140,9 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<std::result::Result<&str
         .lines()
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(line_no, line)| {
-            serde_json::from_str::<&RawValue>(line.trim())
-                .map_err(|e| format!("line {}: not valid JSON ({e})", line_no + 1))
-                .and_then(|raw| check_depth(raw.get()))
+        .map(|(line_no, line)| Framed {
+            text: check_depth(line.trim()),
+            line: Some(line_no + 1),
         })
         .collect())
 }
@@ -292,10 +313,18 @@ struct Head<'a> {
 
 fn read_head(raw: &str) -> std::result::Result<Head<'_>, String> {
     if !raw.starts_with('{') {
-        return Err("entry is not a JSON object".into());
+        return Err(match serde_json::from_str::<de::IgnoredAny>(raw) {
+            Err(e) => format!("{NOT_JSON} ({e})"),
+            Ok(_) => "entry is not a JSON object".into(),
+        });
     }
-    let head: EntryHead =
-        serde_json::from_str(raw).map_err(|e| format!("unreadable entry ({e})"))?;
+    // This parse also validates the whole entry (NDJSON lines are not parsed before).
+    let head: EntryHead = serde_json::from_str(raw).map_err(|e| match e.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+            format!("{NOT_JSON} ({e})")
+        }
+        _ => format!("unreadable entry ({e})"),
+    })?;
     let id = match head.id.map(RawValue::get) {
         None | Some("null") => return Err("missing `id`".into()),
         Some(text) => read_id(text)?,
@@ -447,7 +476,14 @@ mod tests {
         assert_eq!(array.len(), 3);
         let nd = split_entries(b"{\"a\":1}\n\n{oops\n{\"c\":3}\n").unwrap_or_default();
         assert_eq!(nd.len(), 3);
-        assert!(nd[1].as_ref().is_err_and(|e| e.starts_with("line 3")));
+        assert_eq!(nd[1].line, Some(3));
+        let reason = nd[1]
+            .text
+            .clone()
+            .and_then(read_edge)
+            .err()
+            .unwrap_or_default();
+        assert!(nd[1].reason(reason).starts_with("line 3: not valid JSON"));
         assert!(split_entries(b"[1, 2").is_err());
         assert!(split_entries(&[0xff, 0xfe]).is_err());
         assert_eq!(split_entries(b"  \n ").map(|v| v.len()), Ok(0));
@@ -467,9 +503,10 @@ mod tests {
         let batch = format!("{}\n{{\"id\":\"b\",\"timestamp\":1}}\n", deep(1_000_000));
         let entries = split_entries(batch.as_bytes()).unwrap_or_default();
         assert!(entries[0]
+            .text
             .as_ref()
             .is_err_and(|e| e.contains("deeper than 64")));
-        assert!(entries[1].is_ok());
+        assert!(entries[1].text.is_ok());
     }
 
     #[test]

@@ -76,11 +76,12 @@ struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, areas: u8) {
-        self.rest += i64::from(areas & area::REST != 0);
-        self.storage += i64::from(areas & area::STORAGE != 0);
-        self.auth += i64::from(areas & area::AUTH != 0);
-        self.realtime += i64::from(areas & area::REALTIME != 0);
+    /// Adds `n` requests whose path touches the areas in `areas`.
+    fn add(&mut self, areas: u8, n: i64) {
+        self.rest += n * i64::from(areas & area::REST != 0);
+        self.storage += n * i64::from(areas & area::STORAGE != 0);
+        self.auth += n * i64::from(areas & area::AUTH != 0);
+        self.realtime += n * i64::from(areas & area::REALTIME != 0);
     }
 }
 
@@ -144,50 +145,51 @@ pub(super) fn run(
         }
     };
 
+    // Rows are time-sorted: each bucket is the slice up to the next bucket start,
+    // found by binary search (one division per bucket, not per row). Within it,
+    // matching requests are tallied by their area bits and summed once at the end.
     let mut rows = 0usize;
-    let mut current: Option<(Micros, Counts)> = None;
-    let (Some(timestamps), Some(requests), Some(projects)) = (
-        table.timestamp.get(start..),
-        table.requests.get(start..),
-        table.project.get(start..),
-    ) else {
-        return;
-    };
-    for ((&timestamp, &(first, count)), &row_project) in
-        timestamps.iter().zip(requests).zip(projects)
-    {
-        if entry_project.is_some_and(|p| p != row_project) {
-            continue;
-        }
-        let span = first as usize..(first + count) as usize;
-        let (Some(urls), Some(areas)) = (
-            table.request_url.get(span.clone()),
-            table.request_areas.get(span),
-        ) else {
-            continue;
-        };
+    let mut at = start;
+    while let Some(&timestamp) = table.timestamp.get(at) {
         let bucket = truncate(timestamp, width);
-        for (&url, &area_bits) in urls.iter().zip(areas) {
-            if !matches_url(url) {
+        let end = lower_bound(&table.timestamp, bucket.saturating_add(width)).max(at + 1);
+        let (Some(requests), Some(projects)) =
+            (table.requests.get(at..end), table.project.get(at..end))
+        else {
+            break;
+        };
+        let mut by_areas = [0i64; 16];
+        let mut matched = false;
+        for (&(first, count), &row_project) in requests.iter().zip(projects) {
+            if entry_project.is_some_and(|p| p != row_project) {
                 continue;
             }
-            match &mut current {
-                Some((b, counts)) if *b == bucket => counts.add(area_bits),
-                _ => {
-                    if let Some((b, counts)) = current.take() {
-                        push_row(out, &mut rows, b, counts);
-                        if rows >= super::MAX_ROWS {
-                            return;
-                        }
+            let span = first as usize..(first + count) as usize;
+            let (Some(urls), Some(areas)) = (
+                table.request_url.get(span.clone()),
+                table.request_areas.get(span),
+            ) else {
+                continue;
+            };
+            for (&url, &area_bits) in urls.iter().zip(areas) {
+                if matches_url(url) {
+                    matched = true;
+                    if let Some(tally) = by_areas.get_mut(usize::from(area_bits & 15)) {
+                        *tally += 1;
                     }
-                    let mut counts = Counts::default();
-                    counts.add(area_bits);
-                    current = Some((bucket, counts));
                 }
             }
         }
-    }
-    if let Some((b, counts)) = current {
-        push_row(out, &mut rows, b, counts);
+        if matched {
+            let mut counts = Counts::default();
+            for (bits, &n) in (0u8..).zip(&by_areas) {
+                counts.add(bits, n);
+            }
+            push_row(out, &mut rows, bucket, counts);
+            if rows >= super::MAX_ROWS {
+                return;
+            }
+        }
+        at = end;
     }
 }

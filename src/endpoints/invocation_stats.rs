@@ -47,10 +47,30 @@ pub(crate) fn percentile_rank(k: usize, n: usize) -> usize {
 struct Bucket {
     count: i64,
     errors: i64,
-    times: Vec<f64>,
-    min: f64,
-    max: f64,
+    /// Execution times as order keys (`order_key`), for integer selection.
+    times: Vec<u64>,
+    min: u64,
+    max: u64,
     sum: f64,
+}
+
+/// Maps an `f64` to a `u64` whose unsigned order is `f64::total_cmp`'s order, so
+/// percentiles are selected with integer comparisons (much cheaper in wasm).
+fn order_key(value: f64) -> u64 {
+    let bits = value.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | 1 << 63
+    }
+}
+
+fn from_order_key(key: u64) -> f64 {
+    f64::from_bits(if key >> 63 == 1 {
+        key & !(1 << 63)
+    } else {
+        !key
+    })
 }
 
 pub(super) fn run(
@@ -78,47 +98,46 @@ pub(super) fn run(
     let mut buckets: Vec<Bucket> = Vec::new();
     buckets.resize_with(bucket_count, Bucket::default);
 
-    let start = lower_bound(&table.timestamp, first);
-    let end = lower_bound(&table.timestamp, last.saturating_add(step));
-    let range = start..end;
-    let (Some(timestamps), Some(projects), Some(functions), Some(statuses), Some(times)) = (
-        table.timestamp.get(range.clone()),
-        table.project.get(range.clone()),
-        table.function.get(range.clone()),
-        table.status_code.get(range.clone()),
-        table.execution_time_ms.get(range),
-    ) else {
-        return;
-    };
-    let rows = timestamps
-        .iter()
-        .zip(projects)
-        .zip(functions)
-        .zip(statuses)
-        .zip(times);
-    for ((((&timestamp, &row_project), &row_function), &status), &time) in rows {
-        if row_project != project || function.is_some_and(|f| row_function != f) {
-            continue;
-        }
-        let slot = ((truncate(timestamp, step) - first) / step) as usize;
-        let Some(bucket) = buckets.get_mut(slot) else {
+    // Rows are time-sorted, so each bucket is a slice found by binary search: no
+    // division per row, and only the four columns the bucket needs are read.
+    for (slot, bucket) in buckets.iter_mut().enumerate() {
+        let bucket_start = first + slot as Micros * step;
+        let from = lower_bound(&table.timestamp, bucket_start);
+        let to = lower_bound(&table.timestamp, bucket_start.saturating_add(step));
+        let range = from..to;
+        let (Some(projects), Some(functions), Some(statuses), Some(times)) = (
+            table.project.get(range.clone()),
+            table.function.get(range.clone()),
+            table.status_code.get(range.clone()),
+            table.execution_time_ms.get(range),
+        ) else {
             continue;
         };
-        bucket.count += 1;
-        if status != NO_STATUS && status >= 400 {
-            bucket.errors += 1;
-        }
-        if !time.is_nan() {
-            if bucket.times.is_empty() {
-                bucket.min = time;
-                bucket.max = time;
-            } else {
-                bucket.min = bucket.min.min(time);
-                bucket.max = bucket.max.max(time);
+        // Branch-free: which rows belong to the project varies row by row, so a
+        // branch on it would be mispredicted about as often as not. Every time is
+        // written to the next free slot and the slot is only kept for a match.
+        let mut kept = vec![0u64; projects.len()];
+        let mut len = 0usize;
+        // -0.0 is the identity of IEEE addition (x + -0.0 == x, even for x = -0.0),
+        // so adding it for a row that is not kept changes nothing.
+        let (mut sum, mut min, mut max) = (-0.0f64, u64::MAX, 0u64);
+        let rows = projects.iter().zip(functions).zip(statuses).zip(times);
+        for (((&row_project, &row_function), &status), &time) in rows {
+            let keep = row_project == project && function.is_none_or(|f| row_function == f);
+            bucket.count += i64::from(keep);
+            bucket.errors += i64::from(keep & (status != NO_STATUS) & (status >= 400));
+            let keep_time = keep & !time.is_nan();
+            let key = order_key(time);
+            if let Some(slot) = kept.get_mut(len) {
+                *slot = key;
             }
-            bucket.sum += time;
-            bucket.times.push(time);
+            len += usize::from(keep_time);
+            sum += if keep_time { time } else { -0.0 };
+            min = min.min(if keep_time { key } else { u64::MAX });
+            max = max.max(if keep_time { key } else { 0 });
         }
+        kept.truncate(len);
+        (bucket.times, bucket.sum, bucket.min, bucket.max) = (kept, sum, min, max);
     }
 
     let mut first_row = true;
@@ -140,20 +159,18 @@ pub(super) fn run(
             let r99 = percentile_rank(99, n);
             // Selection, not a sort: p99's rank is at or above p95's, so it is
             // selected within what lies above p95. Both ranks are below n.
-            let (_, &mut p95, above) = bucket.times.select_nth_unstable_by(r95, f64::total_cmp);
+            let (_, &mut p95, above) = bucket.times.select_nth_unstable(r95);
             let p99 = if r99 == r95 {
                 p95
             } else {
-                *above
-                    .select_nth_unstable_by(r99 - r95 - 1, f64::total_cmp)
-                    .1
+                *above.select_nth_unstable(r99 - r95 - 1).1
             };
             (
-                Some(bucket.min),
-                Some(bucket.max),
+                Some(from_order_key(bucket.min)),
+                Some(from_order_key(bucket.max)),
                 Some(bucket.sum / n as f64),
-                Some(p95),
-                Some(p99),
+                Some(from_order_key(p95)),
+                Some(from_order_key(p99)),
             )
         };
         out.push('{');
@@ -187,6 +204,27 @@ pub(super) fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn order_keys_follow_total_cmp() {
+        let values = [
+            f64::NEG_INFINITY,
+            -1e300,
+            -2.5,
+            -0.0,
+            0.0,
+            1e-300,
+            3.0,
+            41.5,
+            f64::INFINITY,
+        ];
+        for pair in values.windows(2) {
+            assert!(order_key(pair[0]) < order_key(pair[1]), "{pair:?}");
+        }
+        for v in values {
+            assert_eq!(from_order_key(order_key(v)).to_bits(), v.to_bits());
+        }
+    }
 
     #[test]
     fn nearest_rank() {

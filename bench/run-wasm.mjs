@@ -1,0 +1,88 @@
+// The wasm half of the benchmark, in its own Node process (so its peak memory is
+// its own): ingests the NDJSON files in ~32 MiB batches cut at line ends, runs
+// the plan uncached and cached, times the scan floor, prints JSON.
+//
+//   node bench/run-wasm.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
+import { openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
+import { LogEndpoints } from "log-endpoints";
+
+const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
+const plan = JSON.parse(readFileSync(arg("--plan"), "utf8"));
+const BATCH_BYTES = 32 << 20;
+
+const svc = new LogEndpoints({
+  apiKeys: ["bench"],
+  now: plan.nowUs / 1000,
+  limits: { maxStoreBytes: 4 * 2 ** 30 - 1, maxBatchBytes: 2 * BATCH_BYTES },
+});
+
+/** Feeds the file in batches ending at a newline; returns ms spent inside ingest. */
+function ingestFile(stream, path) {
+  const fd = openSync(path, "r");
+  const size = fstatSync(fd).size;
+  const buffer = Buffer.alloc(BATCH_BYTES);
+  let filled = 0;
+  let ms = 0;
+  let entries = 0;
+  for (;;) {
+    const read = readSync(fd, buffer, filled, buffer.length - filled, null);
+    filled += read;
+    const eof = read === 0;
+    if (filled === 0) break;
+    const end = eof ? filled : buffer.lastIndexOf(10, filled - 1) + 1;
+    if (end === 0) throw new Error(`${path}: a line longer than ${BATCH_BYTES} bytes`);
+    const t0 = performance.now();
+    const report = svc.ingest(stream, buffer.subarray(0, end));
+    ms += performance.now() - t0;
+    if (report.rejectedTotal) throw new Error(`${stream}: ${JSON.stringify(report.rejected[0])}`);
+    entries += report.accepted;
+    buffer.copy(buffer, 0, end, filled);
+    filled -= end;
+    if (eof && filled === 0) break;
+  }
+  closeSync(fd);
+  return { ms, bytes: size, entries };
+}
+
+const ingest = {
+  edge_logs: ingestFile("edge_logs", arg("--edge")),
+  function_edge_logs: ingestFile("function_edge_logs", arg("--functions")),
+};
+
+const queries = {};
+for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
+  const ms = [];
+  const rows = [];
+  svc.clearCache();
+  svc.queryRaw(endpoint, runs[runs.length - 1], "bench"); // warm-up (JIT, caches), not timed
+  for (const params of runs) {
+    svc.clearCache();
+    const t0 = performance.now();
+    const out = svc.queryRaw(endpoint, params, "bench");
+    ms.push(performance.now() - t0);
+    if (out.cache === "HIT") throw new Error(`${name}: a timed run was a cache hit`);
+    rows.push(JSON.parse(out.body).result.length);
+  }
+  // Cache hits: the first parameters again, through the same JS call.
+  svc.queryRaw(endpoint, runs[0], "bench");
+  const hitMs = runs.map(() => {
+    const t0 = performance.now();
+    const out = svc.queryRaw(endpoint, runs[0], "bench");
+    const took = performance.now() - t0;
+    if (endpoint !== "logs.all" && out.cache !== "HIT") throw new Error(`${name}: expected a cache hit`);
+    return took;
+  });
+  queries[name] = { ms, rows, hitMs };
+}
+
+const floorMs = Array.from({ length: 20 }, () => {
+  const t0 = performance.now();
+  svc.scanFloor();
+  return performance.now() - t0;
+});
+const stats = svc.stats();
+console.log(JSON.stringify({
+  ingest, queries, floorMs,
+  storeBytes: stats.storeBytes, edgeEntries: stats.edgeEntries, functionRows: stats.functionRows,
+  wasmMemoryBytes: svc.memoryBytes(),
+}));
