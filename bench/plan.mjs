@@ -24,6 +24,15 @@ export function plan(runs) {
       return params;
     }),
   });
+  // The project's ref, or its host, or a URL prefix, or host plus API areas.
+  const counts = (interval) => ({
+    endpoint: "usage.api-counts",
+    runs: each((i) => {
+      const p = escape(pick(projects, i));
+      const patterns = [p, `${p}\\.supabase\\.co`, `^https://${p}\\.`, `${p}\\.supabase\\.co/(rest|auth|storage|realtime)`];
+      return { project: pick(patterns, Math.floor(i / projects.length)), interval };
+    }),
+  });
   return {
     nowUs: NOW_US,
     queries: {
@@ -37,22 +46,8 @@ export function plan(runs) {
           iso_timestamp_end: new Date((NOW_US - i * 7 * MINUTE) / 1000).toISOString(),
         })),
       },
-      "api-counts daily": {
-        endpoint: "usage.api-counts",
-        runs: each((i) => {
-          const p = escape(pick(projects, i));
-          const patterns = [p, `${p}\\.supabase\\.co`, `^https://${p}\\.`, `${p}\\.supabase\\.co/(rest|auth|storage|realtime)`];
-          return { project: pick(patterns, Math.floor(i / projects.length)), interval: "daily" };
-        }),
-      },
-      "api-counts minutely": {
-        endpoint: "usage.api-counts",
-        runs: each((i) => {
-          const p = escape(pick(projects, i));
-          const patterns = [p, `${p}\\.supabase\\.co`, `^https://${p}\\.`, `${p}\\.supabase\\.co/(rest|auth|storage|realtime)`];
-          return { project: pick(patterns, Math.floor(i / projects.length)), interval: "minutely" };
-        }),
-      },
+      "api-counts daily": counts("daily"),
+      "api-counts minutely": counts("minutely"),
     },
   };
 }

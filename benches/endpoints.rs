@@ -45,6 +45,17 @@ fn batches(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
+/// One run's parameters from the plan (a JSON object of strings).
+fn params(run: &Value) -> Params {
+    Params::from_pairs(
+        run.as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
+    )
+    .unwrap()
+}
+
 fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
@@ -88,28 +99,14 @@ fn main() {
         let mut times = Vec::new();
         let mut rows = Vec::new();
         // Warm-up (caches, allocator), not timed.
-        let last = entry["runs"].as_array().unwrap().last().unwrap();
-        let warm = Params::from_pairs(
-            last.as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
-        )
-        .unwrap();
+        let warm = params(entry["runs"].as_array().unwrap().last().unwrap());
         svc.clear_cache();
         std::hint::black_box(svc.query(endpoint, &warm, Some("bench"), now_us).unwrap());
-        for params in entry["runs"].as_array().unwrap() {
-            let params = Params::from_pairs(
-                params
-                    .as_object()
-                    .unwrap()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
-            )
-            .unwrap();
+        for run in entry["runs"].as_array().unwrap() {
+            let run = params(run);
             svc.clear_cache();
             let start = Instant::now();
-            let out = svc.query(endpoint, &params, Some("bench"), now_us).unwrap();
+            let out = svc.query(endpoint, &run, Some("bench"), now_us).unwrap();
             times.push(ms(start));
             assert!(
                 !out.cache.is_some_and(|c| c.hit),
@@ -119,14 +116,7 @@ fn main() {
             rows.push(body["result"].as_array().map_or(0, Vec::len));
         }
         // Cache hit: the first run's parameters again.
-        let first = Params::from_pairs(
-            entry["runs"][0]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned())),
-        )
-        .unwrap();
+        let first = params(&entry["runs"][0]);
         let mut hits = Vec::new();
         for _ in 0..entry["runs"].as_array().unwrap().len() {
             let start = Instant::now();

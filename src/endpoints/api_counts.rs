@@ -1,6 +1,8 @@
 //! usage.api-counts: time-bucketed request counts of one project (matched by a
 //! regular expression on the request URL), split by API area.
 
+use std::collections::HashMap;
+
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
@@ -126,23 +128,30 @@ pub(super) fn run(
     let (window, width) = interval.window_and_bucket();
     let start = lower_bound(&table.timestamp, now.saturating_sub(window));
 
-    // The pattern is matched once per distinct URL: 0 = not yet tried, 1 = no, 2 = yes.
-    let mut url_matches = vec![0u8; table.urls.len()];
+    // The pattern is matched once per distinct URL. A window with few entries
+    // remembers its answers in a map; a long one in a table over the whole URL
+    // dictionary (0 = not yet tried, 1 = no, 2 = yes), which would otherwise cost
+    // more to allocate than a short window costs to scan.
+    let window_entries = table.len().saturating_sub(start);
+    let mut dense = if window_entries.saturating_mul(4) >= table.urls.len() {
+        vec![0u8; table.urls.len()]
+    } else {
+        Vec::new()
+    };
+    let mut sparse: HashMap<u32, bool> = HashMap::new();
     let mut matches_url = |url: u32| -> bool {
         if url == NONE {
             return false;
         }
-        match url_matches.get(url as usize) {
-            Some(2) => true,
-            Some(1) => false,
-            _ => {
-                let hit = project.is_match(table.urls.get(url));
-                if let Some(slot) = url_matches.get_mut(url as usize) {
-                    *slot = if hit { 2 } else { 1 };
-                }
-                hit
+        if let Some(slot) = dense.get_mut(url as usize) {
+            if *slot == 0 {
+                *slot = if project.is_match(table.urls.get(url)) { 2 } else { 1 };
             }
+            return *slot == 2;
         }
+        *sparse
+            .entry(url)
+            .or_insert_with(|| project.is_match(table.urls.get(url)))
     };
 
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
