@@ -145,7 +145,11 @@ pub(super) fn run(
         }
         if let Some(slot) = dense.get_mut(url as usize) {
             if *slot == 0 {
-                *slot = if project.is_match(table.urls.get(url)) { 2 } else { 1 };
+                *slot = if project.is_match(table.urls.get(url)) {
+                    2
+                } else {
+                    1
+                };
             }
             return *slot == 2;
         }
