@@ -164,35 +164,21 @@ fn config_from(options: Options) -> Result<Config, Error> {
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let defaults = Limits::default();
+    let (given, default) = (options.limits, Limits::default());
     Ok(Config {
         api_keys,
         limits: Limits {
-            max_batch_bytes: options
-                .limits
-                .max_batch_bytes
-                .unwrap_or(defaults.max_batch_bytes),
-            max_batch_entries: options
-                .limits
-                .max_batch_entries
-                .unwrap_or(defaults.max_batch_entries),
-            max_store_bytes: options
-                .limits
-                .max_store_bytes
-                .unwrap_or(defaults.max_store_bytes),
-            max_reported_rejections: options
-                .limits
+            max_batch_bytes: given.max_batch_bytes.unwrap_or(default.max_batch_bytes),
+            max_batch_entries: given.max_batch_entries.unwrap_or(default.max_batch_entries),
+            max_store_bytes: given.max_store_bytes.unwrap_or(default.max_store_bytes),
+            max_reported_rejections: given
                 .max_reported_rejections
-                .unwrap_or(defaults.max_reported_rejections),
-            max_param_bytes: options
-                .limits
+                .unwrap_or(default.max_reported_rejections),
+            max_param_bytes: given
                 .max_param_bytes
-                .unwrap_or(defaults.max_param_bytes)
+                .unwrap_or(default.max_param_bytes)
                 .min(crate::params::MAX_VALUE_BYTES),
-            max_regex_bytes: options
-                .limits
-                .max_regex_bytes
-                .unwrap_or(defaults.max_regex_bytes),
+            max_regex_bytes: given.max_regex_bytes.unwrap_or(default.max_regex_bytes),
         },
     })
 }

@@ -12,7 +12,7 @@ use crate::endpoints::{registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, Result};
 use crate::ingest::{self, Rejection, Stream};
 use crate::params::Params;
-use crate::store::{EdgeTable, FunctionTable};
+use crate::store::{EdgeTable, FunctionTable, NameCount};
 use crate::timestamp::Micros;
 
 /// Limits that protect the instance; every one has a safe default.
@@ -158,9 +158,9 @@ impl LogEndpoints {
                         Err(reason) => reject(index, entry.reason(reason)),
                     }
                 }
-                self.check_budget(
-                    self.edge.heap_bytes_after(&staged) + self.functions.heap_bytes(),
-                )?;
+                self.check_budget(|names| {
+                    self.edge.heap_bytes_after(&staged, names) + self.functions.heap_bytes()
+                })?;
                 if !self.edge.fits(&staged) {
                     return Err(Error::BatchTooLarge {
                         reason: "the edge log store cannot address more text (4 GiB)".into(),
@@ -186,7 +186,9 @@ impl LogEndpoints {
                         }
                     }
                 }
-                self.check_budget(self.edge.heap_bytes() + self.functions.heap_bytes_after(&rows))?;
+                self.check_budget(|names| {
+                    self.edge.heap_bytes() + self.functions.heap_bytes_after(&rows, names)
+                })?;
                 self.functions.append(&rows);
                 (accepted, rows.iter().map(|r| r.timestamp).max())
             }
@@ -199,9 +201,15 @@ impl LogEndpoints {
         })
     }
 
-    /// Refuses a batch whose append would take `stats().store_bytes` to `after`,
-    /// past the budget.
-    fn check_budget(&self, after: usize) -> Result<()> {
+    /// Refuses a batch whose append would take `stats().store_bytes` past the
+    /// budget; `after` predicts that size. Counting every name as new is an upper
+    /// bound without hash lookups, so the exact count is only worked out when the
+    /// bound does not fit (a store well within its budget pays nothing for it).
+    fn check_budget(&self, after: impl Fn(NameCount) -> usize) -> Result<()> {
+        if after(NameCount::AllNew) <= self.limits.max_store_bytes {
+            return Ok(());
+        }
+        let after = after(NameCount::Exact);
         let used = self.edge.heap_bytes() + self.functions.heap_bytes();
         if after > self.limits.max_store_bytes {
             return Err(Error::StoreFull {

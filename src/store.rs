@@ -64,11 +64,20 @@ impl Interner {
 
     /// What interning `value` would add to `heap_bytes` (counted again for a value
     /// new twice in one batch, so an upper bound).
-    fn bytes_to_intern(&self, value: Option<&str>) -> usize {
+    fn bytes_to_intern(&self, value: Option<&str>, names: NameCount) -> usize {
         value
-            .filter(|v| self.lookup(v).is_none())
+            .filter(|v| matches!(names, NameCount::AllNew) || self.lookup(v).is_none())
             .map_or(0, |v| 2 * v.len() + INTERNED_OVERHEAD)
     }
+}
+
+/// How `heap_bytes_after` counts the names a batch would intern (projects,
+/// functions, URLs): `AllNew` needs no hash lookups and is an upper bound;
+/// `Exact` looks each one up, which costs a lookup per name on the ingest path.
+#[derive(Clone, Copy)]
+pub(crate) enum NameCount {
+    AllNew,
+    Exact,
 }
 
 /// Capacity a column grows to so that `additional` more fit: half again, or
@@ -310,16 +319,16 @@ impl EdgeTable {
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
-    pub(crate) fn heap_bytes_after(&self, entries: &[StagedEdge]) -> usize {
+    pub(crate) fn heap_bytes_after(&self, entries: &[StagedEdge], names: NameCount) -> usize {
         let n = entries.len();
         let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
         let interned: usize = entries
             .iter()
             .map(|e| {
-                self.projects.bytes_to_intern(e.project.as_deref())
+                self.projects.bytes_to_intern(e.project.as_deref(), names)
                     + e.requests
                         .iter()
-                        .map(|r| self.urls.bytes_to_intern(r.url.as_deref()))
+                        .map(|r| self.urls.bytes_to_intern(r.url.as_deref(), names))
                         .sum::<usize>()
             })
             .sum();
@@ -404,13 +413,16 @@ impl FunctionTable {
     }
 
     /// What `heap_bytes` will be once `rows` are appended (an upper bound).
-    pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation]) -> usize {
+    pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation], names: NameCount) -> usize {
         let n = rows.len();
         let interned: usize = rows
             .iter()
             .map(|r| {
-                self.projects.bytes_to_intern(r.project_ref.as_deref())
-                    + self.functions.bytes_to_intern(r.function_id.as_deref())
+                self.projects
+                    .bytes_to_intern(r.project_ref.as_deref(), names)
+                    + self
+                        .functions
+                        .bytes_to_intern(r.function_id.as_deref(), names)
             })
             .sum();
         self.heap_bytes()
