@@ -1,12 +1,23 @@
-//! API keys: which keys exist, what each may read, and checking a presented key
-//! without leaking through timing which key (or which prefix) came close.
+//! API keys: which keys exist, what each may do (query, ingest) and read
+//! (endpoints, projects), and checking a presented key without leaking through
+//! timing which key (or which prefix) came close. Hosts (the edge worker, the
+//! CLI) pass the key through; every scope rule is decided here, once.
 
 use crate::endpoints::{EndpointKind, Query};
 use crate::error::{Error, Result};
 
+/// What a key is presented for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Query,
+    Ingest,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiKey {
     secret: String,
+    /// Query keys run endpoints; ingest keys write batches.
+    purpose: Purpose,
     /// `None`: every endpoint.
     endpoints: Option<Vec<EndpointKind>>,
     /// `None`: every project.
@@ -14,8 +25,17 @@ pub struct ApiKey {
 }
 
 impl ApiKey {
+    /// A query key (every endpoint and project until restricted).
     pub fn new(secret: impl Into<String>) -> Result<ApiKey> {
-        let secret = secret.into();
+        ApiKey::with_purpose(secret.into(), Purpose::Query)
+    }
+
+    /// A key that may ingest batches (and nothing else).
+    pub fn ingest(secret: impl Into<String>) -> Result<ApiKey> {
+        ApiKey::with_purpose(secret.into(), Purpose::Ingest)
+    }
+
+    fn with_purpose(secret: String, purpose: Purpose) -> Result<ApiKey> {
         if secret.is_empty() {
             return Err(Error::InvalidConfig {
                 reason: "an API key is empty".into(),
@@ -23,6 +43,7 @@ impl ApiKey {
         }
         Ok(ApiKey {
             secret,
+            purpose,
             endpoints: None,
             projects: None,
         })
@@ -51,7 +72,7 @@ impl ApiKey {
         self
     }
 
-    pub fn may_use(&self, kind: EndpointKind) -> Result<()> {
+    pub(crate) fn may_use(&self, kind: EndpointKind) -> Result<()> {
         match &self.endpoints {
             Some(allowed) if !allowed.contains(&kind) => Err(Error::Forbidden {
                 reason: format!("this API key may not query endpoint {}", kind.name()),
@@ -60,20 +81,19 @@ impl ApiKey {
         }
     }
 
+    /// The query as this key may run it: a project-restricted key counts only
+    /// its own project's entries in usage.api-counts.
+    pub(crate) fn scope(&self, mut query: Query) -> Query {
+        if self.projects.is_some() {
+            query.restrict_to_project();
+        }
+        query
+    }
+
     /// For usage.api-counts the project is a pattern; a restricted key must send
     /// one of its projects literally, so it cannot match other projects' URLs
     /// with a wider pattern.
-    /// The query as this key may run it: a project-restricted key counts only
-    /// its own project's entries in usage.api-counts.
-    pub fn scope(&self, query: Query) -> Query {
-        if self.projects.is_some() {
-            query.only_entries_of_project()
-        } else {
-            query
-        }
-    }
-
-    pub fn may_read(&self, query: &Query) -> Result<()> {
+    pub(crate) fn may_read(&self, query: &Query) -> Result<()> {
         match &self.projects {
             Some(allowed) if !allowed.iter().any(|p| p == query.project()) => {
                 Err(Error::Forbidden {
@@ -109,18 +129,29 @@ impl KeyRing {
         KeyRing { keys }
     }
 
-    /// The key matching `presented`; every configured key is compared, always.
-    pub fn check(&self, presented: Option<&str>) -> Result<&ApiKey> {
+    /// The key matching `presented` for `purpose`; every configured key is
+    /// compared, always. A query key presented for ingest is refused with 403
+    /// (it is a real key, just not one that may write); any other mismatch is 401.
+    pub fn check(&self, presented: Option<&str>, purpose: Purpose) -> Result<&ApiKey> {
         let presented = presented
             .filter(|k| !k.is_empty())
             .ok_or(Error::MissingApiKey)?;
         let mut found = None;
+        let mut other_purpose = false;
         for key in &self.keys {
-            if constant_time_eq(key.secret.as_bytes(), presented.as_bytes()) && found.is_none() {
+            let same = constant_time_eq(key.secret.as_bytes(), presented.as_bytes());
+            if same && key.purpose == purpose && found.is_none() {
                 found = Some(key);
             }
+            other_purpose |= same && key.purpose != purpose;
         }
-        found.ok_or(Error::InvalidApiKey)
+        match found {
+            Some(key) => Ok(key),
+            None if other_purpose && purpose == Purpose::Ingest => Err(Error::Forbidden {
+                reason: "this key may query but not ingest logs".into(),
+            }),
+            None => Err(Error::InvalidApiKey),
+        }
     }
 }
 
@@ -134,16 +165,33 @@ mod tests {
             ApiKey::new("secret").unwrap(),
             ApiKey::new("other").unwrap(),
         ]);
-        assert!(ring.check(Some("secret")).is_ok());
-        assert!(ring.check(Some("other")).is_ok());
-        assert_eq!(ring.check(Some("secre")).unwrap_err(), Error::InvalidApiKey);
+        let query = |key| ring.check(key, Purpose::Query);
+        assert!(query(Some("secret")).is_ok());
+        assert!(query(Some("other")).is_ok());
+        assert_eq!(query(Some("secre")).unwrap_err(), Error::InvalidApiKey);
+        assert_eq!(query(Some("secrets")).unwrap_err(), Error::InvalidApiKey);
+        assert_eq!(query(None).unwrap_err(), Error::MissingApiKey);
+        assert_eq!(query(Some("")).unwrap_err(), Error::MissingApiKey);
+        assert!(ApiKey::new("").is_err());
+        let ring = KeyRing::new(vec![
+            ApiKey::new("reader").unwrap(),
+            ApiKey::ingest("writer").unwrap(),
+        ]);
+        assert!(ring.check(Some("writer"), Purpose::Ingest).is_ok());
         assert_eq!(
-            ring.check(Some("secrets")).unwrap_err(),
+            ring.check(Some("reader"), Purpose::Ingest)
+                .unwrap_err()
+                .status(),
+            403
+        );
+        assert_eq!(
+            ring.check(Some("writer"), Purpose::Query).unwrap_err(),
             Error::InvalidApiKey
         );
-        assert_eq!(ring.check(None).unwrap_err(), Error::MissingApiKey);
-        assert_eq!(ring.check(Some("")).unwrap_err(), Error::MissingApiKey);
-        assert!(ApiKey::new("").is_err());
+        assert_eq!(
+            ring.check(Some("nope"), Purpose::Ingest).unwrap_err(),
+            Error::InvalidApiKey
+        );
         assert!(constant_time_eq(b"", b""));
         assert!(!constant_time_eq(b"a", b""));
     }

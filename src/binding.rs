@@ -2,68 +2,27 @@
 //! turns batches, parameters and options into Rust, and results and `Error`s
 //! (with `status` and `code`) back into JS. Contract section 4 is its spec.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::{ApiKey, Config, Error, Limits, LogEndpoints, Params};
+use crate::{ApiKey, Config, Error, Feeder, Limits, LogEndpoints, Params, DEFAULT_BATCH_BYTES};
 
-// Parameter and row types of each endpoint, emitted into the generated
-// `log_endpoints.d.ts`; `pkg-template/index.d.ts` builds the typed `query` on them.
+// The shared types of the JS API. Each endpoint's parameter and row types are
+// generated from its module into `endpoints.d.ts` (tools/src/typescript.rs);
+// `pkg-template/index.d.ts` builds the typed `query` on both.
 #[wasm_bindgen(typescript_custom_section)]
-const ENDPOINT_TYPES: &str = r#"
-export type InvocationStatsInterval = "5min" | "15min" | "1hr" | "1day" | "7day";
-export type ProjectTier = "FREE" | "PRO" | "PAYG" | "ENTERPRISE";
-export type ApiCountsInterval = "minutely" | "hourly" | "daily";
-
-export interface InvocationStatsParams { project: string; interval: InvocationStatsInterval; function_id?: string }
-export interface LogsAllParams { project: string; project_tier: ProjectTier; iso_timestamp_start?: string; iso_timestamp_end?: string }
-export interface ApiCountsParams { project: string; interval: ApiCountsInterval }
-
-export interface InvocationStatsRow {
-  /** Bucket start, microseconds since the Unix epoch. */
-  timestamp: number;
-  min_execution_time: number | null;
-  max_execution_time: number | null;
-  avg_execution_time: number | null;
-  p95_execution_time: number | null;
-  p99_execution_time: number | null;
-  count: number;
-  error_count: number;
-}
-export interface LogsAllRow {
-  id: string;
-  /** Microseconds since the Unix epoch. */
-  timestamp: number;
-  event_message: string | null;
-  /** Exactly as ingested; its shape depends on the log stream. */
-  metadata: unknown;
-}
-export interface ApiCountsRow {
-  /** Bucket start as a UTC datetime, e.g. "2026-11-20T12:00:00". */
-  timestamp: string;
-  total_rest_requests: number;
-  total_storage_requests: number;
-  total_auth_requests: number;
-  total_realtime_requests: number;
-}
-
-export interface EndpointParams {
-  "functions.invocation-stats": InvocationStatsParams;
-  "logs.all": LogsAllParams;
-  "usage.api-counts": ApiCountsParams;
-}
-export interface EndpointRows {
-  "functions.invocation-stats": InvocationStatsRow;
-  "logs.all": LogsAllRow;
-  "usage.api-counts": ApiCountsRow;
-}
-export type EndpointName = keyof EndpointParams;
+const API_TYPES: &str = r#"
 export type StreamName = "edge_logs" | "cloudflare.logs.prod" | "function_edge_logs" | "deno-relay-logs";
 
 export interface ApiKeyOption { key: string; endpoints?: string[]; projects?: string[] }
 export interface LogEndpointsOptions {
   apiKeys?: (string | ApiKeyOption)[];
+  /** Keys that may ingest (checked by `authorizeIngest`, for hosts that take batches over a network). */
+  ingestKeys?: string[];
   /** Fixed clock, epoch milliseconds; the host clock when absent. */
   now?: number;
   limits?: { maxBatchBytes?: number; maxBatchEntries?: number; maxStoreBytes?: number; maxReportedRejections?: number; maxParamBytes?: number; maxRegexBytes?: number };
@@ -75,14 +34,40 @@ export interface IngestReport {
   /** Newest accepted timestamp, microseconds; null when nothing was accepted. */
   newestTimestamp: number | null;
 }
+export interface EndpointParameter {
+  name: string;
+  required: boolean;
+  /** The values it takes; empty when it is free text. */
+  values: string[];
+  /** What a form should preselect. */
+  default: string | null;
+  example: string;
+  meaning: string;
+}
 export interface EndpointInfo {
-  name: EndpointName;
+  name: string;
   id: string;
+  summary: string;
+  /** The log stream it reads. */
+  stream: "edge_logs" | "function_edge_logs";
   maxRows: number;
   cacheSeconds: number | null;
   cacheWarmingSeconds: number | null;
   sandboxing: boolean;
-  parameters: string[];
+  parameters: EndpointParameter[];
+}
+export interface FeedOptions {
+  /** Put every entry in this stream instead of detecting it per entry. */
+  stream?: StreamName;
+  /** Names the input in rejection reasons. */
+  source?: string;
+  /** Size of one ingested batch (default 8 MiB). */
+  batchBytes?: number;
+}
+export interface FeedReport { entries: number; accepted: number; rejected: number; reasons: string[] }
+export interface Constants {
+  /** Longest retention of any tier, in days: older stored logs are never read. */
+  retentionDays: number;
 }
 export interface RawQueryResult { body: string; cache: "HIT" | "MISS" | null; maxAge: number | null }
 export interface StoreStats { edgeEntries: number; functionRows: number; storeBytes: number; cachedResults: number }
@@ -97,19 +82,34 @@ export interface Catalog {
 }
 "#;
 
-/// A JS `Error` carrying the HTTP `status` and stable `code` of a core error.
-fn js_error(error: &Error) -> JsValue {
-    let js = js_sys::Error::new(&error.to_string());
-    js.set_name("LogEndpointsError");
-    let _ = Reflect::set(&js, &"status".into(), &JsValue::from(error.status()));
-    let _ = Reflect::set(&js, &"code".into(), &JsValue::from(error.code()));
-    js.into()
+/// A core error becomes a JS `Error` carrying its HTTP `status` and stable `code`.
+impl From<Error> for JsValue {
+    fn from(error: Error) -> JsValue {
+        let js = js_sys::Error::new(&error.to_string());
+        js.set_name("LogEndpointsError");
+        let _ = Reflect::set(&js, &"status".into(), &JsValue::from(error.status()));
+        let _ = Reflect::set(&js, &"code".into(), &JsValue::from(error.code()));
+        js.into()
+    }
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
         .map_err(|e| js_sys::Error::new(&e.to_string()).into())
+}
+
+/// JS options as a Rust value; `what` says what was expected, for the error.
+fn from_js<T: serde::de::DeserializeOwned + Default>(
+    value: JsValue,
+    what: &str,
+) -> Result<T, Error> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(T::default());
+    }
+    serde_wasm_bindgen::from_value(value).map_err(|e| Error::InvalidConfig {
+        reason: format!("{e} (expected {what})"),
+    })
 }
 
 #[derive(Deserialize)]
@@ -125,61 +125,37 @@ enum KeyOption {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
-struct LimitOptions {
-    max_batch_bytes: Option<usize>,
-    max_batch_entries: Option<usize>,
-    max_store_bytes: Option<usize>,
-    max_reported_rejections: Option<usize>,
-    max_param_bytes: Option<usize>,
-    max_regex_bytes: Option<usize>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", default)]
 struct Options {
     api_keys: Vec<KeyOption>,
+    ingest_keys: Vec<String>,
     now: Option<f64>,
-    limits: LimitOptions,
+    limits: Limits,
 }
 
 fn config_from(options: Options) -> Result<Config, Error> {
-    let api_keys = options
-        .api_keys
-        .into_iter()
-        .map(|k| match k {
-            KeyOption::Plain(secret) => ApiKey::new(secret),
-            KeyOption::Restricted {
-                key,
-                endpoints,
-                projects,
-            } => {
-                let mut api_key = ApiKey::new(key)?;
-                if let Some(endpoints) = endpoints {
-                    api_key = api_key.only_endpoints(&endpoints)?;
-                }
-                if let Some(projects) = projects {
-                    api_key = api_key.only_projects(&projects);
-                }
-                Ok(api_key)
+    let query_keys = options.api_keys.into_iter().map(|k| match k {
+        KeyOption::Plain(secret) => ApiKey::new(secret),
+        KeyOption::Restricted {
+            key,
+            endpoints,
+            projects,
+        } => {
+            let mut api_key = ApiKey::new(key)?;
+            if let Some(endpoints) = endpoints {
+                api_key = api_key.only_endpoints(&endpoints)?;
             }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let (given, default) = (options.limits, Limits::default());
+            if let Some(projects) = projects {
+                api_key = api_key.only_projects(&projects);
+            }
+            Ok(api_key)
+        }
+    });
+    let ingest_keys = options.ingest_keys.into_iter().map(ApiKey::ingest);
     Ok(Config {
-        api_keys,
-        limits: Limits {
-            max_batch_bytes: given.max_batch_bytes.unwrap_or(default.max_batch_bytes),
-            max_batch_entries: given.max_batch_entries.unwrap_or(default.max_batch_entries),
-            max_store_bytes: given.max_store_bytes.unwrap_or(default.max_store_bytes),
-            max_reported_rejections: given
-                .max_reported_rejections
-                .unwrap_or(default.max_reported_rejections),
-            max_param_bytes: given
-                .max_param_bytes
-                .unwrap_or(default.max_param_bytes)
-                .min(crate::params::MAX_VALUE_BYTES),
-            max_regex_bytes: given.max_regex_bytes.unwrap_or(default.max_regex_bytes),
-        },
+        api_keys: query_keys
+            .chain(ingest_keys)
+            .collect::<Result<Vec<_>, _>>()?,
+        limits: options.limits,
     })
 }
 
@@ -259,10 +235,11 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
     Ok(params)
 }
 
-/// The service of contract section 4, as a JS class.
+/// The service of contract section 4, as a JS class. The service sits behind
+/// an `Rc<RefCell>` so that a `LogFeed` can feed it across calls.
 #[wasm_bindgen(js_name = LogEndpoints)]
 pub struct JsLogEndpoints {
-    inner: LogEndpoints,
+    inner: Rc<RefCell<LogEndpoints>>,
     fixed_now_ms: Option<f64>,
 }
 
@@ -274,24 +251,25 @@ struct RawQueryResult<'a> {
     max_age: Option<u64>,
 }
 
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Constants {
+    retention_days: i64,
+}
+
 #[wasm_bindgen(js_class = LogEndpoints)]
 impl JsLogEndpoints {
-    /// `new LogEndpoints({ apiKeys, now?, limits? })`.
+    /// `new LogEndpoints({ apiKeys, ingestKeys?, now?, limits? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = if options.is_undefined() || options.is_null() {
-            Options::default()
-        } else {
-            serde_wasm_bindgen::from_value(options).map_err(|e| {
-                js_error(&Error::InvalidConfig {
-                    reason: format!("{e} (expected {{ apiKeys: [\"key\" | {{ key, endpoints?, projects? }}], now?: epoch ms }})"),
-                })
-            })?
-        };
+        let options: Options = from_js(
+            options,
+            "{ apiKeys: [\"key\" | { key, endpoints?, projects? }], ingestKeys?, now?: epoch ms, limits? }",
+        )?;
         let fixed_now_ms = options.now;
-        let config = config_from(options).map_err(|e| js_error(&e))?;
+        let config = config_from(options)?;
         Ok(JsLogEndpoints {
-            inner: LogEndpoints::new(config),
+            inner: Rc::new(RefCell::new(LogEndpoints::new(config))),
             fixed_now_ms,
         })
     }
@@ -309,12 +287,16 @@ impl JsLogEndpoints {
 
     /// `ingest(stream, batch)` → `{ accepted, rejected: [{ index, reason }], rejectedTotal }`.
     pub fn ingest(&mut self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
-        let bytes = batch_bytes(&batch).map_err(|e| js_error(&e))?;
-        let report = self
-            .inner
-            .ingest(stream, &bytes)
-            .map_err(|e| js_error(&e))?;
+        let bytes = batch_bytes(&batch)?;
+        let report = self.inner.borrow_mut().ingest(stream, &bytes)?;
         to_js(&report)
+    }
+
+    /// Throws (401 or 403) unless `apiKey` is one of the `ingestKeys`: hosts that
+    /// take batches over a network call it before reading the body.
+    #[wasm_bindgen(js_name = authorizeIngest)]
+    pub fn authorize_ingest(&self, api_key: Option<String>) -> Result<(), JsValue> {
+        Ok(self.inner.borrow().authorize_ingest(api_key.as_deref())?)
     }
 
     /// `query(endpointNameOrUuid, params, apiKey)` → `{ result: [...] }`.
@@ -350,41 +332,48 @@ impl JsLogEndpoints {
         endpoint: &str,
         params: &JsValue,
         api_key: Option<&str>,
-    ) -> Result<crate::QueryOutput, JsValue> {
+    ) -> Result<crate::QueryOutput, Error> {
         let now = self.now_micros();
-        let params = params_from(params).map_err(|e| js_error(&e))?;
+        let params = params_from(params)?;
         self.inner
+            .borrow_mut()
             .query(endpoint, &params, api_key, now)
-            .map_err(|e| js_error(&e))
     }
 
-    /// `endpoints()` → `[{ name, id, maxRows, cacheSeconds, cacheWarmingSeconds, sandboxing, parameters }]`.
+    /// `endpoints()` → each endpoint's name, id, settings and described parameters.
     pub fn endpoints(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.endpoints())
+        to_js(&self.inner.borrow().endpoints())
+    }
+
+    /// Constants of the service that hosts need (`{ retentionDays }`).
+    pub fn constants() -> Result<JsValue, JsValue> {
+        to_js(&Constants {
+            retention_days: crate::LONGEST_RETENTION / crate::timestamp::DAY,
+        })
     }
 
     /// Re-runs cached queries that are due (call it from a timer or a cron trigger every 300 s).
     #[wasm_bindgen(js_name = warmCache)]
     pub fn warm_cache(&mut self) -> Result<JsValue, JsValue> {
         let now = self.now_micros();
-        to_js(&self.inner.warm_cache(now))
+        to_js(&self.inner.borrow_mut().warm_cache(now))
     }
 
     #[wasm_bindgen(js_name = clearCache)]
     pub fn clear_cache(&mut self) {
-        self.inner.clear_cache();
+        self.inner.borrow_mut().clear_cache();
     }
 
     /// `{ edgeEntries, functionRows, storeBytes, cachedResults }`.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.stats())
+        to_js(&self.inner.borrow().stats())
     }
 
     /// Benchmark floor: sums the edge timestamp column (one 8-byte value per
     /// entry) and returns the sum, so nothing can skip the scan.
     #[wasm_bindgen(js_name = scanFloor)]
     pub fn scan_floor(&self) -> f64 {
-        self.inner.scan_floor() as f64
+        self.inner.borrow().scan_floor() as f64
     }
 
     /// Size of the module's linear memory in bytes; wasm memory never shrinks,
@@ -400,12 +389,72 @@ impl JsLogEndpoints {
 
     /// `{ edgeProjects, functionProjects, functions, oldestTimestamp, newestTimestamp }`.
     pub fn catalog(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.catalog())
+        to_js(&self.inner.borrow().catalog())
     }
 
     /// Newest entry time held, epoch ms, or `null` when empty.
     #[wasm_bindgen(js_name = newestTimestamp)]
     pub fn newest_timestamp(&self) -> Option<f64> {
-        self.inner.newest_timestamp().map(|us| us as f64 / 1000.0)
+        self.inner
+            .borrow()
+            .newest_timestamp()
+            .map(|us| us as f64 / 1000.0)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct FeedOptions {
+    stream: Option<String>,
+    source: Option<String>,
+    batch_bytes: Option<usize>,
+}
+
+/// `new LogFeed(service, { stream?, source?, batchBytes? })`: a log file fed in
+/// pieces (`push(bytes)` … `finish()`), framed, routed by stream and ingested
+/// in batches by the core.
+#[wasm_bindgen(js_name = LogFeed)]
+pub struct JsLogFeed {
+    service: Rc<RefCell<LogEndpoints>>,
+    feeder: Feeder,
+}
+
+#[wasm_bindgen(js_class = LogFeed)]
+impl JsLogFeed {
+    #[wasm_bindgen(constructor)]
+    pub fn new(service: &JsLogEndpoints, options: JsValue) -> Result<JsLogFeed, JsValue> {
+        let options: FeedOptions = from_js(options, "{ stream?, source?, batchBytes? }")?;
+        let feeder = Feeder::new(
+            options.stream.as_deref(),
+            options.source.as_deref().unwrap_or("input"),
+            options.batch_bytes.unwrap_or(DEFAULT_BATCH_BYTES),
+        )?;
+        Ok(JsLogFeed {
+            service: service.inner.clone(),
+            feeder,
+        })
+    }
+
+    /// Adds the next piece of the input (any split).
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        Ok(self.feeder.push(&mut self.service.borrow_mut(), bytes)?)
+    }
+
+    /// Ingests what is pending → `{ entries, accepted, rejected, reasons }`.
+    pub fn finish(&mut self) -> Result<JsValue, JsValue> {
+        let report = self.feeder.finish(&mut self.service.borrow_mut())?;
+        to_js(&report)
+    }
+
+    /// Entries seen so far.
+    #[wasm_bindgen(getter)]
+    pub fn entries(&self) -> usize {
+        self.feeder.entries()
+    }
+
+    /// Entries accepted so far.
+    #[wasm_bindgen(getter)]
+    pub fn accepted(&self) -> usize {
+        self.feeder.accepted()
     }
 }

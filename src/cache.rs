@@ -28,7 +28,11 @@ pub struct ResultCache {
 }
 
 fn lifetime(query: &Query) -> Option<Micros> {
-    query.kind().cache_seconds().map(|s| s as Micros * SECOND)
+    query
+        .kind()
+        .spec()
+        .cache_seconds
+        .map(|s| s as Micros * SECOND)
 }
 
 fn remaining_seconds(expires_at: Micros, now: Micros) -> u64 {
@@ -84,7 +88,8 @@ impl ResultCache {
             .filter(|(query, entry)| {
                 query
                     .kind()
-                    .cache_warming_seconds()
+                    .spec()
+                    .cache_warming_seconds
                     .is_some_and(|w| now >= entry.computed_at.saturating_add(w as Micros * SECOND))
             })
             .map(|(query, _)| query.clone())

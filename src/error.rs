@@ -81,12 +81,6 @@ impl Error {
             reason: reason.into(),
         }
     }
-
-    /// The wire form of contract section 3: `{"error":{"code":…,"message":…}}`.
-    pub fn to_json(&self) -> String {
-        serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } })
-            .to_string()
-    }
 }
 
 impl fmt::Display for Error {

@@ -44,8 +44,91 @@ impl Stream {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Rejection {
     pub index: usize,
-    pub reason: String,
+    pub reason: RejectReason,
 }
+
+/// Why one entry of a batch was not kept. Shown to callers as its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The entry's text is not JSON; `line` is its NDJSON line.
+    NotJson {
+        line: Option<usize>,
+        detail: String,
+    },
+    NotAnObject,
+    /// JSON, but not readable as an entry.
+    Unreadable(String),
+    TooDeep,
+    Missing(&'static str),
+    /// A string field whose JSON string cannot be read.
+    InvalidString {
+        field: &'static str,
+        detail: String,
+    },
+    WrongType {
+        field: &'static str,
+        expected: &'static str,
+        found: &'static str,
+    },
+    EmptyId,
+    InvalidTimestamp(String),
+    NegativeTimestamp(String),
+    TimestampOutOfRange(String),
+    UnreadableMetadata(String),
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RejectReason::NotJson {
+                line: Some(line),
+                detail,
+            } => write!(f, "line {line}: not valid JSON ({detail})"),
+            RejectReason::NotJson { line: None, detail } => {
+                write!(f, "not valid JSON ({detail})")
+            }
+            RejectReason::NotAnObject => f.write_str("entry is not a JSON object"),
+            RejectReason::Unreadable(detail) => write!(f, "unreadable entry ({detail})"),
+            RejectReason::TooDeep => write!(
+                f,
+                "entry nests arrays/objects deeper than {MAX_JSON_DEPTH} levels"
+            ),
+            RejectReason::Missing(field) => write!(f, "missing `{field}`"),
+            RejectReason::InvalidString { field, detail } => {
+                write!(f, "`{field}` is not a valid string ({detail})")
+            }
+            RejectReason::WrongType {
+                field,
+                expected,
+                found,
+            } => write!(f, "`{field}` must be {expected}, not {found}"),
+            RejectReason::EmptyId => f.write_str("`id` is empty"),
+            RejectReason::InvalidTimestamp(detail) => write!(f, "invalid `timestamp`: {detail}"),
+            RejectReason::NegativeTimestamp(text) => write!(
+                f,
+                "invalid `timestamp`: {text} is negative (before the Unix epoch)"
+            ),
+            RejectReason::TimestampOutOfRange(text) => write!(
+                f,
+                "invalid `timestamp`: {text} is outside the supported range (years 1 to 9999)"
+            ),
+            RejectReason::UnreadableMetadata(detail) => {
+                write!(f, "unreadable `metadata` ({detail})")
+            }
+        }
+    }
+}
+
+impl serde::Serialize for RejectReason {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+type Reading<T> = std::result::Result<T, RejectReason>;
 
 /// Deepest nesting of arrays and objects an entry may have. Real log entries are a
 /// handful of levels deep; the limit keeps every later reader of the stored text
@@ -83,11 +166,9 @@ fn nests_deeper_than(json: &str, limit: usize) -> bool {
     false
 }
 
-fn check_depth(entry: &str) -> std::result::Result<&str, String> {
+fn check_depth(entry: &str) -> Reading<&str> {
     if nests_deeper_than(entry, MAX_JSON_DEPTH) {
-        Err(format!(
-            "entry nests arrays/objects deeper than {MAX_JSON_DEPTH} levels"
-        ))
+        Err(RejectReason::TooDeep)
     } else {
         Ok(entry)
     }
@@ -96,21 +177,22 @@ fn check_depth(entry: &str) -> std::result::Result<&str, String> {
 /// One entry of a batch as framed: its JSON text (not yet validated for NDJSON:
 /// the entry's own parse does that, in the same pass), and for NDJSON its line.
 pub(crate) struct Framed<'a> {
-    pub text: std::result::Result<&'a str, String>,
+    pub text: Reading<&'a str>,
     pub line: Option<usize>,
 }
 
 impl Framed<'_> {
-    /// Puts the line number in front of a syntax error, where there is one.
-    pub fn reason(&self, reason: String) -> String {
-        match self.line {
-            Some(line) if reason.starts_with(NOT_JSON) => format!("line {line}: {reason}"),
-            _ => reason,
+    /// Gives a syntax error the entry's line number, where it has one.
+    pub fn reason(&self, reason: RejectReason) -> RejectReason {
+        match reason {
+            RejectReason::NotJson { detail, .. } => RejectReason::NotJson {
+                line: self.line,
+                detail,
+            },
+            other => other,
         }
     }
 }
-
-const NOT_JSON: &str = "not valid JSON";
 
 /// Batch framing: the raw JSON text of each entry, in order.
 pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
@@ -311,26 +393,31 @@ struct Head<'a> {
     metadata: Option<&'a str>,
 }
 
-fn read_head(raw: &str) -> std::result::Result<Head<'_>, String> {
+fn not_json(e: serde_json::Error) -> RejectReason {
+    RejectReason::NotJson {
+        line: None,
+        detail: e.to_string(),
+    }
+}
+
+fn read_head(raw: &str) -> Reading<Head<'_>> {
     if !raw.starts_with('{') {
         return Err(match serde_json::from_str::<de::IgnoredAny>(raw) {
-            Err(e) => format!("{NOT_JSON} ({e})"),
-            Ok(_) => "entry is not a JSON object".into(),
+            Err(e) => not_json(e),
+            Ok(_) => RejectReason::NotAnObject,
         });
     }
     // This parse also validates the whole entry (NDJSON lines are not parsed before).
     let head: EntryHead = serde_json::from_str(raw).map_err(|e| match e.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-            format!("{NOT_JSON} ({e})")
-        }
-        _ => format!("unreadable entry ({e})"),
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => not_json(e),
+        _ => RejectReason::Unreadable(e.to_string()),
     })?;
     let id = match head.id.map(RawValue::get) {
-        None | Some("null") => return Err("missing `id`".into()),
+        None | Some("null") => return Err(RejectReason::Missing("id")),
         Some(text) => read_id(text)?,
     };
     let timestamp = match head.timestamp.map(RawValue::get) {
-        None | Some("null") => return Err("missing `timestamp`".into()),
+        None | Some("null") => return Err(RejectReason::Missing("timestamp")),
         Some(text) => read_timestamp(text)?,
     };
     let event_message = optional_string(head.event_message, "event_message")?;
@@ -345,59 +432,65 @@ fn read_head(raw: &str) -> std::result::Result<Head<'_>, String> {
     })
 }
 
-fn read_id(text: &str) -> std::result::Result<Cow<'_, str>, String> {
+fn json_string<'a>(text: &'a str, field: &'static str) -> Reading<Cow<'a, str>> {
+    serde_json::from_str(text).map_err(|e| RejectReason::InvalidString {
+        field,
+        detail: e.to_string(),
+    })
+}
+
+fn read_id(text: &str) -> Reading<Cow<'_, str>> {
     if text.starts_with('"') {
-        let id: Cow<str> =
-            serde_json::from_str(text).map_err(|e| format!("`id` is not a valid string ({e})"))?;
+        let id = json_string(text, "id")?;
         if id.is_empty() {
-            return Err("`id` is empty".into());
+            return Err(RejectReason::EmptyId);
         }
         Ok(id)
     } else if text.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         Ok(Cow::Borrowed(text))
     } else {
-        Err(format!("`id` must be a string, not {}", describe(text)))
+        Err(RejectReason::WrongType {
+            field: "id",
+            expected: "a string",
+            found: describe(text),
+        })
     }
 }
 
-fn read_timestamp(text: &str) -> std::result::Result<Micros, String> {
+fn read_timestamp(text: &str) -> Reading<Micros> {
     if text.starts_with('"') {
-        let s: Cow<str> = serde_json::from_str(text)
-            .map_err(|e| format!("`timestamp` is not a valid string ({e})"))?;
-        return timestamp::parse_iso(&s).map_err(|e| format!("invalid `timestamp`: {e}"));
+        let s = json_string(text, "timestamp")?;
+        return timestamp::parse_iso(&s).map_err(RejectReason::InvalidTimestamp);
     }
     if text.starts_with('-') {
-        return Err(format!(
-            "invalid `timestamp`: {text} is negative (before the Unix epoch)"
-        ));
+        return Err(RejectReason::NegativeTimestamp(text.to_owned()));
     }
-    let out_of_range =
-        || format!("invalid `timestamp`: {text} is outside the supported range (years 1 to 9999)");
+    let out_of_range = || RejectReason::TimestampOutOfRange(text.to_owned());
     if let Ok(int) = text.parse::<i128>() {
         return timestamp::from_integer(int).ok_or_else(out_of_range);
     }
     match text.parse::<f64>() {
         Ok(float) => timestamp::from_float(float).ok_or_else(out_of_range),
-        Err(_) => Err(format!(
-            "`timestamp` must be a number or an ISO 8601 string, not {}",
-            describe(text)
-        )),
+        Err(_) => Err(RejectReason::WrongType {
+            field: "timestamp",
+            expected: "a number or an ISO 8601 string",
+            found: describe(text),
+        }),
     }
 }
 
 fn optional_string<'a>(
     raw: Option<&'a RawValue>,
-    field: &str,
-) -> std::result::Result<Option<Cow<'a, str>>, String> {
+    field: &'static str,
+) -> Reading<Option<Cow<'a, str>>> {
     match raw.map(RawValue::get) {
         None | Some("null") => Ok(None),
-        Some(text) if text.starts_with('"') => serde_json::from_str(text)
-            .map(Some)
-            .map_err(|e| format!("`{field}` is not a valid string ({e})")),
-        Some(text) => Err(format!(
-            "`{field}` must be a string, not {}",
-            describe(text)
-        )),
+        Some(text) if text.starts_with('"') => json_string(text, field).map(Some),
+        Some(text) => Err(RejectReason::WrongType {
+            field,
+            expected: "a string",
+            found: describe(text),
+        }),
     }
 }
 
@@ -412,12 +505,16 @@ fn describe(json: &str) -> &'static str {
     }
 }
 
-pub(crate) fn read_edge(raw: &str) -> std::result::Result<StagedEdge<'_>, String> {
+fn unreadable_metadata(e: serde_json::Error) -> RejectReason {
+    RejectReason::UnreadableMetadata(e.to_string())
+}
+
+pub(crate) fn read_edge(raw: &str) -> Reading<StagedEdge<'_>> {
     let head = read_head(raw)?;
     let mut requests = Vec::new();
     if let Some(metadata) = head.metadata {
         let records: Repeated<EdgeMetadata> =
-            serde_json::from_str(metadata).map_err(|e| format!("unreadable `metadata` ({e})"))?;
+            serde_json::from_str(metadata).map_err(unreadable_metadata)?;
         for record in records.0 {
             for request in record.request.0 {
                 requests.push(StagedRequest {
@@ -437,16 +534,13 @@ pub(crate) fn read_edge(raw: &str) -> std::result::Result<StagedEdge<'_>, String
     })
 }
 
-pub(crate) fn read_function<'a>(
-    raw: &'a str,
-    rows: &mut Vec<StagedInvocation<'a>>,
-) -> std::result::Result<(), String> {
+pub(crate) fn read_function<'a>(raw: &'a str, rows: &mut Vec<StagedInvocation<'a>>) -> Reading<()> {
     let head = read_head(raw)?;
     let Some(metadata) = head.metadata else {
         return Ok(());
     };
     let records: Repeated<FunctionMetadata> =
-        serde_json::from_str(metadata).map_err(|e| format!("unreadable `metadata` ({e})"))?;
+        serde_json::from_str(metadata).map_err(unreadable_metadata)?;
     for record in records.0 {
         let statuses: Vec<Option<i64>> = if record.response.0.is_empty() {
             vec![None]
@@ -477,13 +571,9 @@ mod tests {
         let nd = split_entries(b"{\"a\":1}\n\n{oops\n{\"c\":3}\n").unwrap_or_default();
         assert_eq!(nd.len(), 3);
         assert_eq!(nd[1].line, Some(3));
-        let reason = nd[1]
-            .text
-            .clone()
-            .and_then(read_edge)
-            .err()
-            .unwrap_or_default();
-        assert!(nd[1].reason(reason).starts_with("line 3: not valid JSON"));
+        let reason = nd[1].text.clone().and_then(read_edge).err();
+        let reason = reason.map(|r| nd[1].reason(r).to_string());
+        assert!(reason.is_some_and(|r| r.starts_with("line 3: not valid JSON")));
         assert!(split_entries(b"[1, 2").is_err());
         assert!(split_entries(&[0xff, 0xfe]).is_err());
         assert_eq!(split_entries(b"  \n ").map(|v| v.len()), Ok(0));
@@ -505,7 +595,7 @@ mod tests {
         assert!(entries[0]
             .text
             .as_ref()
-            .is_err_and(|e| e.contains("deeper than 64")));
+            .is_err_and(|e| e.to_string().contains("deeper than 64")));
         assert!(entries[1].text.is_ok());
     }
 
@@ -553,7 +643,7 @@ mod tests {
         for (raw, expected) in cases {
             match read_edge(raw) {
                 Ok(_) => panic!("{raw} should be rejected"),
-                Err(reason) => assert!(reason.contains(expected), "{raw}: {reason}"),
+                Err(reason) => assert!(reason.to_string().contains(expected), "{raw}: {reason}"),
             }
         }
     }

@@ -1,5 +1,5 @@
-//! Small helpers for writing result JSON by hand: rows are written straight into
-//! one `String`, and `metadata` is copied through as the raw text it arrived as.
+//! Helpers for writing a row's JSON by hand, for logs.all, whose `metadata` is
+//! copied through as the raw text it arrived as (other rows derive `Serialize`).
 
 use std::fmt::Write;
 
@@ -14,15 +14,6 @@ pub fn push_str(out: &mut String, value: &str) {
 pub fn push_opt_str(out: &mut String, value: Option<&str>) {
     match value {
         Some(v) => push_str(out, v),
-        None => out.push_str("null"),
-    }
-}
-
-pub fn push_f64(out: &mut String, value: Option<f64>) {
-    match value.and_then(serde_json::Number::from_f64) {
-        Some(n) => {
-            let _ = write!(out, "{n}");
-        }
         None => out.push_str("null"),
     }
 }

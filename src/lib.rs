@@ -9,6 +9,7 @@ mod auth;
 mod cache;
 mod endpoints;
 mod error;
+mod feed;
 mod ingest;
 mod json;
 mod params;
@@ -21,14 +22,16 @@ mod binding;
 #[cfg(target_arch = "wasm32")]
 pub use binding::JsLogEndpoints;
 
-pub use auth::ApiKey;
+pub use auth::{ApiKey, Purpose};
 pub use cache::CacheStatus;
 pub use endpoints::{
-    registry, ApiCountsInterval, EndpointInfo, EndpointKind, ProjectTier, StatsInterval, MAX_ROWS,
+    registry, ApiCountsInterval, EndpointInfo, EndpointKind, EndpointSpec, Parameter, ProjectTier,
+    StatsInterval, LONGEST_RETENTION, MAX_ROWS,
 };
 pub use error::{Error, Result};
-pub use ingest::{Rejection, Stream};
+pub use feed::{detect_stream, FeedReport, Feeder, DEFAULT_BATCH_BYTES};
+pub use ingest::{RejectReason, Rejection, Stream};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use service::{
-    Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
+    Catalog, Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
 };

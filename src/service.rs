@@ -4,19 +4,21 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::auth::{ApiKey, KeyRing};
+use crate::auth::{ApiKey, KeyRing, Purpose};
 use crate::cache::{CacheStatus, ResultCache};
 use crate::endpoints::{registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, Result};
-use crate::ingest::{self, Rejection, Stream};
-use crate::params::Params;
-use crate::store::{EdgeTable, FunctionTable, NameCount};
+use crate::ingest::{self, RejectReason, Rejection, Stream};
+use crate::params::{Params, MAX_VALUE_BYTES};
+use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
-/// Limits that protect the instance; every one has a safe default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Limits that protect the instance; every one has a safe default. Read from
+/// JS options as camelCase names (`maxBatchBytes`, …); absent ones keep it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Limits {
     /// Largest batch accepted by one `ingest` call, in bytes.
     pub max_batch_bytes: usize,
@@ -101,8 +103,7 @@ pub struct WarmReport {
 
 #[derive(Default)]
 pub struct LogEndpoints {
-    edge: EdgeTable,
-    functions: FunctionTable,
+    store: Store,
     keys: KeyRing,
     cache: ResultCache,
     limits: Limits,
@@ -110,11 +111,20 @@ pub struct LogEndpoints {
 
 impl LogEndpoints {
     pub fn new(config: Config) -> LogEndpoints {
+        let mut limits = config.limits;
+        limits.max_param_bytes = limits.max_param_bytes.min(MAX_VALUE_BYTES);
         LogEndpoints {
             keys: KeyRing::new(config.api_keys),
-            limits: config.limits,
+            limits,
             ..LogEndpoints::default()
         }
+    }
+
+    /// Checks a key presented for ingesting (hosts that take batches over a
+    /// network call this first): 401 for a missing or unknown key, 403 for a
+    /// query key, which may read but not write.
+    pub fn authorize_ingest(&self, api_key: Option<&str>) -> Result<()> {
+        self.keys.check(api_key, Purpose::Ingest).map(|_| ())
     }
 
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
@@ -143,7 +153,7 @@ impl LogEndpoints {
         }
         let mut rejected = Vec::new();
         let mut rejected_total = 0;
-        let mut reject = |index: usize, reason: String| {
+        let mut reject = |index: usize, reason: RejectReason| {
             rejected_total += 1;
             if rejected.len() < self.limits.max_reported_rejections {
                 rejected.push(Rejection { index, reason });
@@ -159,14 +169,15 @@ impl LogEndpoints {
                     }
                 }
                 self.check_budget(|names| {
-                    self.edge.heap_bytes_after(&staged, names) + self.functions.heap_bytes()
+                    self.store.edge.heap_bytes_after(&staged, names)
+                        + self.store.functions.heap_bytes()
                 })?;
-                if !self.edge.fits(&staged) {
+                if !self.store.edge.fits(&staged) {
                     return Err(Error::BatchTooLarge {
                         reason: "the edge log store cannot address more text (4 GiB)".into(),
                     });
                 }
-                self.edge.append(&staged);
+                self.store.edge.append(&staged);
                 (staged.len(), staged.iter().map(|e| e.timestamp).max())
             }
             Stream::Function => {
@@ -187,9 +198,10 @@ impl LogEndpoints {
                     }
                 }
                 self.check_budget(|names| {
-                    self.edge.heap_bytes() + self.functions.heap_bytes_after(&rows, names)
+                    self.store.edge.heap_bytes()
+                        + self.store.functions.heap_bytes_after(&rows, names)
                 })?;
-                self.functions.append(&rows);
+                self.store.functions.append(&rows);
                 (accepted, rows.iter().map(|r| r.timestamp).max())
             }
         };
@@ -210,7 +222,7 @@ impl LogEndpoints {
             return Ok(());
         }
         let after = after(NameCount::Exact);
-        let used = self.edge.heap_bytes() + self.functions.heap_bytes();
+        let used = self.store.heap_bytes();
         if after > self.limits.max_store_bytes {
             return Err(Error::StoreFull {
                 needed: after.saturating_sub(used),
@@ -230,7 +242,7 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryOutput> {
-        let key = self.keys.check(api_key)?;
+        let key = self.keys.check(api_key, Purpose::Query)?;
         let kind = EndpointKind::resolve(name_or_uuid)?;
         key.may_use(kind)?;
         if let Some((name, len)) = params.longer_than(self.limits.max_param_bytes) {
@@ -242,7 +254,7 @@ impl LogEndpoints {
                 ),
             ));
         }
-        let query = Query::parse(kind, params, self.limits.max_regex_bytes)?;
+        let query = Query::parse(kind, params, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
         if let Some((body, status)) = self.cache.get(&query, now) {
@@ -251,7 +263,7 @@ impl LogEndpoints {
                 cache: Some(status),
             });
         }
-        let body: Arc<str> = query.run(&self.edge, &self.functions, now)?.into();
+        let body: Arc<str> = query.run(&self.store, now)?.into();
         let cache = self.cache.put(&query, body.clone(), now);
         Ok(QueryOutput { body, cache })
     }
@@ -261,7 +273,7 @@ impl LogEndpoints {
         let due = self.cache.due_for_warming(now);
         let mut refreshed = 0;
         for query in &due {
-            if let Ok(body) = query.run(&self.edge, &self.functions, now) {
+            if let Ok(body) = query.run(&self.store, now) {
                 self.cache.refresh(query, body.into(), now);
                 refreshed += 1;
             }
@@ -282,23 +294,19 @@ impl LogEndpoints {
 
     pub fn stats(&self) -> StoreStats {
         StoreStats {
-            edge_entries: self.edge.len(),
-            function_rows: self.functions.len(),
-            store_bytes: self.edge.heap_bytes() + self.functions.heap_bytes(),
+            edge_entries: self.store.edge.len(),
+            function_rows: self.store.functions.len(),
+            store_bytes: self.store.heap_bytes(),
             cached_results: self.cache.len(),
         }
     }
 
     pub fn catalog(&self) -> Catalog {
-        let firsts = [
-            self.edge.timestamp.first(),
-            self.functions.timestamp.first(),
-        ];
         Catalog {
-            edge_projects: self.edge.projects.sorted_values(),
-            function_projects: self.functions.projects.sorted_values(),
-            functions: self.functions.functions.sorted_values(),
-            oldest_timestamp: firsts.into_iter().flatten().min().copied(),
+            edge_projects: self.store.edge.projects.sorted_values(),
+            function_projects: self.store.functions.projects.sorted_values(),
+            functions: self.store.functions.functions.sorted_values(),
+            oldest_timestamp: self.store.oldest_timestamp(),
             newest_timestamp: self.newest_timestamp(),
         }
     }
@@ -306,7 +314,8 @@ impl LogEndpoints {
     /// The benchmarks' floor: one pass over an 8-byte column of every edge entry
     /// (the timestamps), the least any scanning query must do.
     pub fn scan_floor(&self) -> i64 {
-        self.edge
+        self.store
+            .edge
             .timestamp
             .iter()
             .fold(0i64, |sum, &t| sum.wrapping_add(t))
@@ -314,8 +323,6 @@ impl LogEndpoints {
 
     /// Newest timestamp held in either stream (the browser page uses it as "now").
     pub fn newest_timestamp(&self) -> Option<Micros> {
-        let edge = self.edge.timestamp.last().copied();
-        let function = self.functions.timestamp.last().copied();
-        edge.max(function)
+        self.store.newest_timestamp()
     }
 }

@@ -2,6 +2,8 @@
 //! repeat (projects, functions, URLs) are interned to `u32` ids; free text (ids,
 //! messages, raw metadata) lives in one arena per table and is addressed by spans.
 //! Tables are kept sorted by timestamp so every endpoint can binary-search its window.
+//! Each table names its columns once (`column_lists!`): reserving, permuting and
+//! sizing walk those lists, so a new column is one edit.
 
 use std::collections::HashMap;
 
@@ -43,10 +45,6 @@ impl Interner {
 
     pub fn len(&self) -> usize {
         self.values.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
     }
 
     /// Every interned value, sorted.
@@ -103,6 +101,56 @@ fn growth<T>(column: &Vec<T>, additional: usize) -> usize {
         * std::mem::size_of::<T>()
 }
 
+/// What the store does with every column alike, whatever its element type.
+trait Column {
+    /// Grows the capacity so that `additional` more fit (by `grown`'s rule).
+    fn reserve_for(&mut self, additional: usize);
+    /// Bytes by which the column grows for `additional` more values.
+    fn growth_for(&self, additional: usize) -> usize;
+    fn heap_bytes(&self) -> usize;
+    /// Reorders the column so that position `i` holds what was at `order[i]`.
+    fn permute(&mut self, order: &[u32]);
+}
+
+impl<T: Copy> Column for Vec<T> {
+    fn reserve_for(&mut self, additional: usize) {
+        grow(self, additional);
+    }
+
+    fn growth_for(&self, additional: usize) -> usize {
+        growth(self, additional)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.capacity() * std::mem::size_of::<T>()
+    }
+
+    fn permute(&mut self, order: &[u32]) {
+        permute(self, order);
+    }
+}
+
+/// Lists a table's columns once, as `&dyn Column`s: `$list` per group, and
+/// `$list_mut` for the same columns mutably.
+macro_rules! column_lists {
+    ($($list:ident / $list_mut:ident: [$($column:ident),+ $(,)?];)+) => {
+        $(
+            fn $list(&self) -> Vec<&dyn Column> {
+                vec![$(&self.$column),+]
+            }
+
+            fn $list_mut(&mut self) -> Vec<&mut dyn Column> {
+                vec![$(&mut self.$column),+]
+            }
+        )+
+    };
+}
+
+/// Sum of `f` over `columns`.
+fn sum_columns(columns: Vec<&dyn Column>, f: impl Fn(&dyn Column) -> usize) -> usize {
+    columns.into_iter().map(f).sum()
+}
+
 /// A slice of a table's text arena: chunk index in the top bits of `at`, offset
 /// within the chunk below; `len == u32::MAX` is null.
 #[derive(Clone, Copy, Debug)]
@@ -130,7 +178,6 @@ const MAX_CHUNKS: usize = 1 << (32 - CHUNK_BITS);
 #[derive(Default)]
 pub struct Arena {
     chunks: Vec<String>,
-    bytes: usize,
 }
 
 impl Arena {
@@ -191,7 +238,7 @@ impl Arena {
         };
         let offset = chunk.len();
         chunk.push_str(value);
-        self.bytes += value.len();
+
         Span {
             at: ((index as u32) << CHUNK_BITS) | offset as u32,
             len: value.len() as u32,
@@ -209,14 +256,6 @@ impl Arena {
         let chunk = self.chunks.get((span.at >> CHUNK_BITS) as usize)?;
         let start = (span.at & (CHUNK_BYTES as u32 - 1)) as usize;
         chunk.get(start..start + span.len as usize)
-    }
-
-    pub fn len(&self) -> usize {
-        self.bytes
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bytes == 0
     }
 
     fn heap_bytes(&self) -> usize {
@@ -291,12 +330,13 @@ fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Vec<u32>> {
 }
 
 impl EdgeTable {
-    pub fn len(&self) -> usize {
-        self.timestamp.len()
+    column_lists! {
+        entry_columns / entry_columns_mut: [timestamp, id, event_message, project, metadata, requests];
+        request_columns / request_columns_mut: [request_url, request_areas];
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.timestamp.is_empty()
+    pub fn len(&self) -> usize {
+        self.timestamp.len()
     }
 
     fn texts<'e>(entries: &'e [StagedEdge]) -> impl Iterator<Item = usize> + 'e {
@@ -334,14 +374,8 @@ impl EdgeTable {
             .sum();
         let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
         self.heap_bytes()
-            + growth(&self.timestamp, n)
-            + growth(&self.id, n)
-            + growth(&self.event_message, n)
-            + growth(&self.project, n)
-            + growth(&self.metadata, n)
-            + growth(&self.requests, n)
-            + growth(&self.request_url, requests)
-            + growth(&self.request_areas, requests)
+            + sum_columns(self.entry_columns(), |c| c.growth_for(n))
+            + sum_columns(self.request_columns(), |c| c.growth_for(requests))
             + text_growth
             + interned
     }
@@ -349,7 +383,13 @@ impl EdgeTable {
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.
     pub(crate) fn append(&mut self, entries: &[StagedEdge]) {
         let first_new = self.len();
-        self.reserve(entries.len());
+        let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
+        for column in self.entry_columns_mut() {
+            column.reserve_for(entries.len());
+        }
+        for column in self.request_columns_mut() {
+            column.reserve_for(requests);
+        }
         for entry in entries {
             self.timestamp.push(entry.timestamp);
             self.id.push(self.text.push(&entry.id));
@@ -359,8 +399,6 @@ impl EdgeTable {
                 .push(self.projects.intern_opt(entry.project.as_deref()));
             self.metadata.push(self.text.push_opt(entry.metadata));
             let start = self.request_url.len() as u32;
-            grow(&mut self.request_url, entry.requests.len());
-            grow(&mut self.request_areas, entry.requests.len());
             for request in &entry.requests {
                 self.request_url
                     .push(self.urls.intern_opt(request.url.as_deref()));
@@ -369,34 +407,15 @@ impl EdgeTable {
             self.requests.push((start, entry.requests.len() as u32));
         }
         if let Some(order) = sort_order(&self.timestamp, first_new) {
-            permute(&mut self.timestamp, &order);
-            permute(&mut self.id, &order);
-            permute(&mut self.event_message, &order);
-            permute(&mut self.project, &order);
-            permute(&mut self.metadata, &order);
-            permute(&mut self.requests, &order);
+            for column in self.entry_columns_mut() {
+                column.permute(&order);
+            }
         }
     }
 
-    fn reserve(&mut self, n: usize) {
-        grow(&mut self.timestamp, n);
-        grow(&mut self.id, n);
-        grow(&mut self.event_message, n);
-        grow(&mut self.project, n);
-        grow(&mut self.metadata, n);
-        grow(&mut self.requests, n);
-    }
-
     pub fn heap_bytes(&self) -> usize {
-        self.timestamp.capacity() * 8
-            + (self.id.capacity()
-                + self.event_message.capacity()
-                + self.metadata.capacity()
-                + self.requests.capacity())
-                * 8
-            + self.project.capacity() * 4
-            + self.request_url.capacity() * 4
-            + self.request_areas.capacity()
+        sum_columns(self.entry_columns(), |c| c.heap_bytes())
+            + sum_columns(self.request_columns(), |c| c.heap_bytes())
             + self.text.heap_bytes()
             + self.projects.heap_bytes()
             + self.urls.heap_bytes()
@@ -404,17 +423,16 @@ impl EdgeTable {
 }
 
 impl FunctionTable {
+    column_lists! {
+        row_columns / row_columns_mut: [timestamp, project, function, execution_time_ms, status_code];
+    }
+
     pub fn len(&self) -> usize {
         self.timestamp.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.timestamp.is_empty()
-    }
-
     /// What `heap_bytes` will be once `rows` are appended (an upper bound).
     pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation], names: NameCount) -> usize {
-        let n = rows.len();
         let interned: usize = rows
             .iter()
             .map(|r| {
@@ -425,22 +443,14 @@ impl FunctionTable {
                         .bytes_to_intern(r.function_id.as_deref(), names)
             })
             .sum();
-        self.heap_bytes()
-            + growth(&self.timestamp, n)
-            + growth(&self.project, n)
-            + growth(&self.function, n)
-            + growth(&self.execution_time_ms, n)
-            + growth(&self.status_code, n)
-            + interned
+        self.heap_bytes() + sum_columns(self.row_columns(), |c| c.growth_for(rows.len())) + interned
     }
 
     pub(crate) fn append(&mut self, rows: &[StagedInvocation]) {
         let first_new = self.len();
-        grow(&mut self.timestamp, rows.len());
-        grow(&mut self.project, rows.len());
-        grow(&mut self.function, rows.len());
-        grow(&mut self.execution_time_ms, rows.len());
-        grow(&mut self.status_code, rows.len());
+        for column in self.row_columns_mut() {
+            column.reserve_for(rows.len());
+        }
         for row in rows {
             self.timestamp.push(row.timestamp);
             self.project
@@ -455,20 +465,45 @@ impl FunctionTable {
                 }));
         }
         if let Some(order) = sort_order(&self.timestamp, first_new) {
-            permute(&mut self.timestamp, &order);
-            permute(&mut self.project, &order);
-            permute(&mut self.function, &order);
-            permute(&mut self.execution_time_ms, &order);
-            permute(&mut self.status_code, &order);
+            for column in self.row_columns_mut() {
+                column.permute(&order);
+            }
         }
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.timestamp.capacity() * 8
-            + self.execution_time_ms.capacity() * 8
-            + (self.project.capacity() + self.function.capacity() + self.status_code.capacity()) * 4
+        sum_columns(self.row_columns(), |c| c.heap_bytes())
             + self.projects.heap_bytes()
             + self.functions.heap_bytes()
+    }
+}
+
+/// Both streams' tables: what the endpoints read.
+#[derive(Default)]
+pub struct Store {
+    pub edge: EdgeTable,
+    pub functions: FunctionTable,
+}
+
+impl Store {
+    pub fn heap_bytes(&self) -> usize {
+        self.edge.heap_bytes() + self.functions.heap_bytes()
+    }
+
+    /// Newest timestamp held in either stream.
+    pub fn newest_timestamp(&self) -> Option<Micros> {
+        let edge = self.edge.timestamp.last().copied();
+        let function = self.functions.timestamp.last().copied();
+        edge.max(function)
+    }
+
+    /// Oldest timestamp held in either stream.
+    pub fn oldest_timestamp(&self) -> Option<Micros> {
+        let firsts = [
+            self.edge.timestamp.first(),
+            self.functions.timestamp.first(),
+        ];
+        firsts.into_iter().flatten().min().copied()
     }
 }
 

@@ -123,7 +123,7 @@ fuzz_target!(|data: &[u8]| {
                         "{message}"
                     );
                 }
-                assert!(!error.to_json().contains("panicked"));
+                assert!(!error.to_string().contains("panicked"));
             }
         }
     }

@@ -1,41 +1,46 @@
 //! usage.api-counts: time-bucketed request counts of one project (matched by a
-//! regular expression on the request URL), split by API area.
+//! regular expression on the request URL), split by API area. This module owns
+//! the endpoint: settings, parameters, parsing, the run and the row.
 
 use std::collections::HashMap;
 
 use regex::{Regex, RegexBuilder};
+use serde::Serialize;
+use ts_rs::TS;
 
+use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
+use super::Endpoint;
 use crate::error::{Error, Result};
 use crate::ingest::area;
-use crate::json;
-use crate::store::{lower_bound, EdgeTable, NONE};
+use crate::params::Params;
+use crate::service::Limits;
+use crate::store::{lower_bound, EdgeTable, Store, NONE};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
-/// Largest compiled program accepted for the `project` pattern, in bytes.
 /// Default compiled-size limit of a `project` pattern (`Limits::max_regex_bytes`).
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ApiCountsInterval {
-    Minutely,
-    Hourly,
-    Daily,
+named_values! {
+    /// The `interval` parameter: window and bucket width.
+    pub enum ApiCountsInterval {
+        Minutely = "minutely",
+        Hourly = "hourly",
+        Daily = "daily",
+    }
 }
 
 impl ApiCountsInterval {
     pub fn parse(value: &str) -> Result<ApiCountsInterval> {
-        match value {
-            "minutely" => Ok(ApiCountsInterval::Minutely),
-            "hourly" => Ok(ApiCountsInterval::Hourly),
-            "daily" => Ok(ApiCountsInterval::Daily),
-            other => Err(Error::invalid(
+        ApiCountsInterval::from_name(value).ok_or_else(|| {
+            Error::invalid(
                 "interval",
                 format!(
-                    "`{}` is not one of minutely, hourly, daily",
-                    other.chars().take(50).collect::<String>()
+                    "`{}` is not one of {}",
+                    value.chars().take(50).collect::<String>(),
+                    ApiCountsInterval::NAMES.join(", ")
                 ),
-            )),
-        }
+            )
+        })
     }
 
     /// (window counted back from now, bucket width).
@@ -48,7 +53,74 @@ impl ApiCountsInterval {
     }
 }
 
-pub(super) fn compile_project_regex(pattern: &str, size_limit: usize) -> Result<Regex> {
+pub(crate) struct ApiCounts;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ApiCountsQuery {
+    project: String,
+    interval: ApiCountsInterval,
+    /// Compiled-size limit of the `project` pattern (`Limits::max_regex_bytes`).
+    regex_limit: usize,
+    /// Set for project-restricted keys: only entries of this project count,
+    /// whatever else the pattern matches (another project's URL may contain
+    /// this project's ref in its path).
+    entry_project: Option<String>,
+}
+
+/// One bucket of the answer; a count is 0 when no request of its area matched.
+#[derive(Serialize, TS)]
+pub struct ApiCountsRow {
+    /// Bucket start as a UTC datetime, e.g. "2026-11-20T12:00:00".
+    timestamp: String,
+    total_rest_requests: i64,
+    total_storage_requests: i64,
+    total_auth_requests: i64,
+    total_realtime_requests: i64,
+}
+
+impl Endpoint for ApiCounts {
+    const SPEC: EndpointSpec = EndpointSpec {
+        name: "usage.api-counts",
+        summary: "Time-bucketed request counts of one project, split by API area (rest, storage, auth, realtime).",
+        stream: "edge_logs",
+        max_rows: MAX_ROWS,
+        cache_seconds: Some(900),
+        cache_warming_seconds: Some(300),
+        parameters: &[
+            Parameter::text("project", true, "abcdefghijklmnopqrst", "a regular expression matched against request URLs"),
+            Parameter::choice("interval", ApiCountsInterval::NAMES, "hourly", "window and bucket width; any other value is an error"),
+        ],
+    };
+    type Query = ApiCountsQuery;
+    type Row = ApiCountsRow;
+
+    // The pattern is compiled (and so validated) once, when the query runs; an
+    // invalid one is an error, and errors are never cached.
+    fn parse(params: &Params, limits: &Limits) -> Result<ApiCountsQuery> {
+        Ok(ApiCountsQuery {
+            project: required(params, "project")?.to_owned(),
+            interval: ApiCountsInterval::parse(required(params, "interval")?)?,
+            regex_limit: limits.max_regex_bytes,
+            entry_project: None,
+        })
+    }
+
+    fn project(query: &ApiCountsQuery) -> &str {
+        &query.project
+    }
+
+    fn restrict_to_project(query: &mut ApiCountsQuery) {
+        query.entry_project = Some(query.project.clone());
+    }
+
+    fn run(query: &ApiCountsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
+        let pattern = compile_project_regex(&query.project, query.regex_limit)?;
+        run(&store.edge, &pattern, query, now, rows);
+        Ok(())
+    }
+}
+
+fn compile_project_regex(pattern: &str, size_limit: usize) -> Result<Regex> {
     RegexBuilder::new(pattern)
         .size_limit(size_limit)
         .dfa_size_limit(2 * size_limit)
@@ -87,45 +159,15 @@ impl Counts {
     }
 }
 
-fn push_row(out: &mut String, rows: &mut usize, bucket: Micros, counts: Counts) {
-    if *rows > 0 {
-        out.push(',');
-    }
-    *rows += 1;
-    out.push('{');
-    json::push_key(out, "timestamp");
-    json::push_str(out, &format_datetime(bucket));
-    out.push(',');
-    json::push_key(out, "total_rest_requests");
-    json::push_int(out, counts.rest);
-    out.push(',');
-    json::push_key(out, "total_storage_requests");
-    json::push_int(out, counts.storage);
-    out.push(',');
-    json::push_key(out, "total_auth_requests");
-    json::push_int(out, counts.auth);
-    out.push(',');
-    json::push_key(out, "total_realtime_requests");
-    json::push_int(out, counts.realtime);
-    out.push('}');
-}
-
-pub(super) fn run(
-    table: &EdgeTable,
-    project: &Regex,
-    entry_project: Option<&str>,
-    interval: ApiCountsInterval,
-    now: Micros,
-    out: &mut String,
-) {
-    let entry_project = match entry_project {
+fn run(table: &EdgeTable, project: &Regex, query: &ApiCountsQuery, now: Micros, rows: &mut Rows) {
+    let entry_project = match query.entry_project.as_deref() {
         Some(name) => match table.projects.lookup(name) {
             Some(id) => Some(id),
             None => return,
         },
         None => None,
     };
-    let (window, width) = interval.window_and_bucket();
+    let (window, width) = query.interval.window_and_bucket();
     let start = lower_bound(&table.timestamp, now.saturating_sub(window));
 
     // The pattern is matched once per distinct URL. A window with few entries
@@ -161,7 +203,6 @@ pub(super) fn run(
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.
-    let mut rows = 0usize;
     let mut at = start;
     while let Some(&timestamp) = table.timestamp.get(at) {
         let bucket = truncate(timestamp, width);
@@ -198,8 +239,14 @@ pub(super) fn run(
             for (bits, &n) in (0u8..).zip(&by_areas) {
                 counts.add(bits, n);
             }
-            push_row(out, &mut rows, bucket, counts);
-            if rows >= super::MAX_ROWS {
+            rows.push(&ApiCountsRow {
+                timestamp: format_datetime(bucket),
+                total_rest_requests: counts.rest,
+                total_storage_requests: counts.storage,
+                total_auth_requests: counts.auth,
+                total_realtime_requests: counts.realtime,
+            });
+            if rows.is_full() {
                 return;
             }
         }

@@ -1,29 +1,33 @@
 //! functions.invocation-stats: time-bucketed counts, errors and execution-time
-//! statistics of one project's function invocations.
+//! statistics of one project's function invocations. This module owns the
+//! endpoint: its settings and parameters, their parsing, the run and the row.
 
-use crate::json;
-use crate::store::{lower_bound, FunctionTable, NO_STATUS};
+use serde::Serialize;
+use ts_rs::TS;
+
+use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
+use super::Endpoint;
+use crate::error::Result;
+use crate::params::Params;
+use crate::service::Limits;
+use crate::store::{lower_bound, FunctionTable, Store, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StatsInterval {
-    FiveMinutes,
-    FifteenMinutes,
-    OneHour,
-    OneDay,
-    SevenDays,
+named_values! {
+    /// The `interval` parameter: window and bucket width.
+    pub enum StatsInterval {
+        FiveMinutes = "5min",
+        FifteenMinutes = "15min",
+        OneHour = "1hr",
+        OneDay = "1day",
+        SevenDays = "7day",
+    }
 }
 
 impl StatsInterval {
-    /// Any value other than the five named ones behaves as `1day`.
+    /// Any value other than the named ones behaves as `1day`.
     pub fn parse(value: &str) -> StatsInterval {
-        match value {
-            "5min" => StatsInterval::FiveMinutes,
-            "15min" => StatsInterval::FifteenMinutes,
-            "1hr" => StatsInterval::OneHour,
-            "7day" => StatsInterval::SevenDays,
-            _ => StatsInterval::OneDay,
-        }
+        StatsInterval::from_name(value).unwrap_or(StatsInterval::OneDay)
     }
 
     /// (window length, bucket width): n·span back from now, truncated to step.
@@ -35,6 +39,69 @@ impl StatsInterval {
             StatsInterval::OneDay => (DAY, HOUR),
             StatsInterval::SevenDays => (7 * DAY, DAY),
         }
+    }
+}
+
+pub(crate) struct InvocationStats;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct InvocationStatsQuery {
+    project: String,
+    interval: StatsInterval,
+    function_id: Option<String>,
+}
+
+/// One bucket of the answer.
+#[derive(Serialize, TS)]
+pub struct InvocationStatsRow {
+    /// Bucket start, microseconds since the Unix epoch.
+    timestamp: Micros,
+    min_execution_time: Option<f64>,
+    max_execution_time: Option<f64>,
+    avg_execution_time: Option<f64>,
+    p95_execution_time: Option<f64>,
+    p99_execution_time: Option<f64>,
+    count: i64,
+    error_count: i64,
+}
+
+impl Endpoint for InvocationStats {
+    const SPEC: EndpointSpec = EndpointSpec {
+        name: "functions.invocation-stats",
+        summary: "Time-bucketed statistics on one project's function invocations: counts, errors and execution times.",
+        stream: "function_edge_logs",
+        max_rows: MAX_ROWS,
+        cache_seconds: Some(900),
+        cache_warming_seconds: Some(300),
+        parameters: &[
+            Parameter::text("project", true, "abcdefghijklmnopqrst", "project reference; only its entries count"),
+            Parameter::choice("interval", StatsInterval::NAMES, "1hr", "window and bucket width; any other value behaves as 1day"),
+            Parameter::text("function_id", false, "all functions", "only this function's entries; empty or omitted means all functions"),
+        ],
+    };
+    type Query = InvocationStatsQuery;
+    type Row = InvocationStatsRow;
+
+    fn parse(params: &Params, _limits: &Limits) -> Result<InvocationStatsQuery> {
+        Ok(InvocationStatsQuery {
+            project: required(params, "project")?.to_owned(),
+            interval: StatsInterval::parse(required(params, "interval")?),
+            function_id: params.non_empty("function_id").map(str::to_owned),
+        })
+    }
+
+    fn project(query: &InvocationStatsQuery) -> &str {
+        &query.project
+    }
+
+    fn run(
+        query: &InvocationStatsQuery,
+        store: &Store,
+        now: Micros,
+        rows: &mut Rows,
+    ) -> Result<()> {
+        run(&store.functions, query, now, rows);
+        Ok(())
     }
 }
 
@@ -73,25 +140,18 @@ fn from_order_key(key: u64) -> f64 {
     })
 }
 
-pub(super) fn run(
-    table: &FunctionTable,
-    project: &str,
-    interval: StatsInterval,
-    function_id: Option<&str>,
-    now: Micros,
-    out: &mut String,
-) {
-    let Some(project) = table.projects.lookup(project) else {
+fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &mut Rows) {
+    let Some(project) = table.projects.lookup(&query.project) else {
         return;
     };
-    let function = match function_id {
+    let function = match query.function_id.as_deref() {
         Some(f) => match table.functions.lookup(f) {
             Some(id) => Some(id),
             None => return,
         },
         None => None,
     };
-    let (window, step) = interval.window_and_step();
+    let (window, step) = query.interval.window_and_step();
     let first = truncate(now.saturating_sub(window), step);
     let last = truncate(now, step);
     let bucket_count = ((last - first) / step + 1) as usize;
@@ -140,17 +200,10 @@ pub(super) fn run(
         (bucket.times, bucket.sum, bucket.min, bucket.max) = (kept, sum, min, max);
     }
 
-    let mut first_row = true;
-    for (slot, bucket) in buckets
-        .iter_mut()
-        .enumerate()
-        .filter(|(_, b)| b.count > 0)
-        .take(super::MAX_ROWS)
-    {
-        if !first_row {
-            out.push(',');
+    for (slot, bucket) in buckets.iter_mut().enumerate().filter(|(_, b)| b.count > 0) {
+        if rows.is_full() {
+            break;
         }
-        first_row = false;
         let n = bucket.times.len();
         let (min, max, avg, p95, p99) = if n == 0 {
             (None, None, None, None, None)
@@ -173,31 +226,16 @@ pub(super) fn run(
                 Some(from_order_key(p99)),
             )
         };
-        out.push('{');
-        json::push_key(out, "timestamp");
-        json::push_int(out, first + slot as Micros * step);
-        out.push(',');
-        json::push_key(out, "min_execution_time");
-        json::push_f64(out, min);
-        out.push(',');
-        json::push_key(out, "max_execution_time");
-        json::push_f64(out, max);
-        out.push(',');
-        json::push_key(out, "avg_execution_time");
-        json::push_f64(out, avg);
-        out.push(',');
-        json::push_key(out, "p95_execution_time");
-        json::push_f64(out, p95);
-        out.push(',');
-        json::push_key(out, "p99_execution_time");
-        json::push_f64(out, p99);
-        out.push(',');
-        json::push_key(out, "count");
-        json::push_int(out, bucket.count);
-        out.push(',');
-        json::push_key(out, "error_count");
-        json::push_int(out, bucket.errors);
-        out.push('}');
+        rows.push(&InvocationStatsRow {
+            timestamp: first + slot as Micros * step,
+            min_execution_time: min,
+            max_execution_time: max,
+            avg_execution_time: avg,
+            p95_execution_time: p95,
+            p99_execution_time: p99,
+            count: bucket.count,
+            error_count: bucket.errors,
+        });
     }
 }
 

@@ -1,50 +1,121 @@
 //! logs.all: the newest edge request log entries of one project, within the
-//! tier's retention window and an optional (start, end] range.
+//! tier's retention window and an optional (start, end] range. This module owns
+//! the endpoint: settings, parameters, parsing, the run and the row.
 
+use serde::Serialize;
+use ts_rs::TS;
+
+use super::spec::{
+    named_values, optional_timestamp, required, EndpointSpec, Parameter, Rows, MAX_ROWS,
+};
+use super::Endpoint;
+use crate::error::Result;
 use crate::json;
-use crate::store::{upper_bound, EdgeTable, Span};
+use crate::params::Params;
+use crate::service::Limits;
+use crate::store::{upper_bound, EdgeTable, Span, Store};
 use crate::timestamp::{Micros, DAY};
 
 /// Fixed row limit of the logs.all query (below the endpoint's 1000 max rows).
 pub const LIMIT: usize = 100;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ProjectTier {
-    Free,
-    Pro,
-    PayAsYouGo,
-    Enterprise,
+/// The longest retention of any tier: stored logs older than this are never read.
+pub const LONGEST_RETENTION: Micros = 90 * DAY;
+
+named_values! {
+    /// The `project_tier` parameter: the retention window.
+    pub enum ProjectTier {
+        Free = "FREE",
+        Pro = "PRO",
+        PayAsYouGo = "PAYG",
+        Enterprise = "ENTERPRISE",
+    }
 }
 
 impl ProjectTier {
     /// Any value other than the four named tiers behaves as FREE.
     pub fn parse(value: &str) -> ProjectTier {
-        match value {
-            "PRO" => ProjectTier::Pro,
-            "PAYG" => ProjectTier::PayAsYouGo,
-            "ENTERPRISE" => ProjectTier::Enterprise,
-            _ => ProjectTier::Free,
-        }
+        ProjectTier::from_name(value).unwrap_or(ProjectTier::Free)
     }
 
     pub fn retention(self) -> Micros {
         match self {
             ProjectTier::Free => DAY,
             ProjectTier::Pro => 7 * DAY,
-            ProjectTier::PayAsYouGo | ProjectTier::Enterprise => 90 * DAY,
+            ProjectTier::PayAsYouGo | ProjectTier::Enterprise => LONGEST_RETENTION,
         }
     }
 }
 
-pub(super) fn run(
-    table: &EdgeTable,
-    project: &str,
+pub(crate) struct LogsAll;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LogsAllQuery {
+    project: String,
     tier: ProjectTier,
     start: Option<Micros>,
     end: Option<Micros>,
-    now: Micros,
-    out: &mut String,
-) {
+}
+
+/// One log entry. Written by hand (`write_row`) so that `metadata` is copied as
+/// the raw text it arrived as, with no parse and re-serialisation per row; this
+/// type gives its TypeScript shape.
+#[derive(Serialize, TS)]
+#[allow(dead_code)]
+pub struct LogsAllRow {
+    id: String,
+    /// Microseconds since the Unix epoch.
+    timestamp: Micros,
+    event_message: Option<String>,
+    /// Exactly as ingested; its shape depends on the log stream.
+    #[ts(type = "unknown")]
+    metadata: (),
+}
+
+impl Endpoint for LogsAll {
+    const SPEC: EndpointSpec = EndpointSpec {
+        name: "logs.all",
+        summary: "The newest edge request log entries of one project (at most 100), within its tier's retention.",
+        stream: "edge_logs",
+        max_rows: MAX_ROWS,
+        cache_seconds: None,
+        cache_warming_seconds: None,
+        parameters: &[
+            Parameter::text("project", true, "abcdefghijklmnopqrst", "project reference; only its entries are returned"),
+            Parameter::choice("project_tier", ProjectTier::NAMES, "PRO", "retention window: 1 day FREE, 7 days PRO, 90 days PAYG and ENTERPRISE; any other value behaves as FREE"),
+            Parameter::text("iso_timestamp_start", false, "2026-11-20T10:00:00Z", "exclusive lower bound (ISO 8601); empty means none"),
+            Parameter::text("iso_timestamp_end", false, "2026-11-20 12:00:00", "inclusive upper bound (ISO 8601); empty means none"),
+        ],
+    };
+    type Query = LogsAllQuery;
+    type Row = LogsAllRow;
+
+    fn parse(params: &Params, _limits: &Limits) -> Result<LogsAllQuery> {
+        Ok(LogsAllQuery {
+            project: required(params, "project")?.to_owned(),
+            tier: ProjectTier::parse(required(params, "project_tier")?),
+            start: optional_timestamp(params, "iso_timestamp_start")?,
+            end: optional_timestamp(params, "iso_timestamp_end")?,
+        })
+    }
+
+    fn project(query: &LogsAllQuery) -> &str {
+        &query.project
+    }
+
+    fn run(query: &LogsAllQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
+        run(&store.edge, query, now, rows);
+        Ok(())
+    }
+}
+
+fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
+    let LogsAllQuery {
+        project,
+        tier,
+        start,
+        end,
+    } = query;
     let Some(project) = table.projects.lookup(project) else {
         return;
     };
@@ -80,22 +151,21 @@ pub(super) fn run(
     picked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| id(a.1).cmp(id(b.1))));
     picked.truncate(LIMIT);
 
-    for (n, &(timestamp, i)) in picked.iter().enumerate() {
-        if n > 0 {
+    for &(timestamp, i) in &picked {
+        rows.push_raw(|out| {
+            out.push('{');
+            json::push_key(out, "id");
+            json::push_str(out, id(i));
             out.push(',');
-        }
-        out.push('{');
-        json::push_key(out, "id");
-        json::push_str(out, id(i));
-        out.push(',');
-        json::push_key(out, "timestamp");
-        json::push_int(out, timestamp);
-        out.push(',');
-        json::push_key(out, "event_message");
-        json::push_opt_str(out, text(&table.event_message, i));
-        out.push(',');
-        json::push_key(out, "metadata");
-        out.push_str(text(&table.metadata, i).unwrap_or("null"));
-        out.push('}');
+            json::push_key(out, "timestamp");
+            json::push_int(out, timestamp);
+            out.push(',');
+            json::push_key(out, "event_message");
+            json::push_opt_str(out, text(&table.event_message, i));
+            out.push(',');
+            json::push_key(out, "metadata");
+            out.push_str(text(&table.metadata, i).unwrap_or("null"));
+            out.push('}');
+        });
     }
 }

@@ -1,13 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const EDGE: &str = "edge_logs";

@@ -1,5 +1,5 @@
 //! Random logs and queries for the property tests (and for the wasm-versus-native
-//! comparison, through `examples/random_cases.rs`). Values are chosen so that
+//! comparison, through `src/bin/random_cases.rs`). Values are chosen so that
 //! answers have one right form: execution times are multiples of 1/4 (sums are
 //! exact in any order) and entry ids are unique (logs.all breaks ties by id).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]

@@ -1,15 +1,4 @@
 //! Builders shared by the native integration tests.
-#![allow(
-    dead_code,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-#[cfg(not(target_arch = "wasm32"))]
-pub mod random_logs;
-
 use log_endpoints::{ApiKey, Config, Error, LogEndpoints, Params, QueryOutput};
 use serde_json::{json, Value};
 

@@ -1,13 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-mod common;
-
-use common::*;
+use crate::common::*;
 use log_endpoints::{ApiKey, Config, EndpointKind, LogEndpoints, Params};
 use serde_json::json;
 
@@ -214,16 +205,16 @@ fn batches_keep_good_entries_and_report_bad_ones() {
     );
     let report = svc.ingest("edge_logs", ndjson.as_bytes()).unwrap();
     assert_eq!(report.accepted, 2);
-    let reasons: Vec<(usize, &str)> = report
+    let reasons: Vec<(usize, String)> = report
         .rejected
         .iter()
-        .map(|r| (r.index, r.reason.as_str()))
+        .map(|r| (r.index, r.reason.to_string()))
         .collect();
     assert_eq!(reasons.len(), 3);
     assert_eq!(reasons[0].0, 1);
     assert!(reasons[0].1.contains("line 2"));
-    assert_eq!(reasons[1], (2, "missing `timestamp`"));
-    assert_eq!(reasons[2], (4, "entry is not a JSON object"));
+    assert_eq!(reasons[1], (2, "missing `timestamp`".to_owned()));
+    assert_eq!(reasons[2], (4, "entry is not a JSON object".to_owned()));
     assert_eq!(report.rejected_total, 3);
 
     let e = svc.ingest("postgres_logs", b"[]").unwrap_err();

@@ -1,14 +1,5 @@
 //! The shared fixture suite, run natively against the core.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-mod fixture_suite;
-
-use fixture_suite::{Driver, Outcome};
+use crate::fixture_suite::{self, Driver, Outcome};
 use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
 use serde_json::Value;
 

@@ -1,17 +1,7 @@
 //! Property tests: answers depend on what was ingested, not on how (order, batch
 //! boundaries, encoding), and a cached answer is the answer.
-#![cfg(not(target_arch = "wasm32"))]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
-
-mod common;
-
-use common::random_logs::{entries, ndjson, query, Entry, RandomQuery};
 use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
+use log_endpoints_tools::random_logs::{entries, ndjson, query, Entry, RandomQuery};
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -2,16 +2,13 @@
 //! `tests/node/wasm-native.test.mjs`, which gives the same logs and queries to
 //! the wasm build and requires identical answers.
 //!
-//!   cargo run --example random_cases -- [cases] [seed]
+//!   cargo run -p log-endpoints-tools --bin random_cases -- [cases] [seed]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-#[path = "../tests/common/random_logs.rs"]
-mod random_logs;
-
 use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
+use log_endpoints_tools::random_logs::{entries, ndjson, query};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config as RunnerConfig, RngAlgorithm, TestRng, TestRunner};
-use random_logs::{entries, ndjson, query};
 use serde_json::{json, Value};
 
 fn main() {

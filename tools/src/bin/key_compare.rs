@@ -2,7 +2,7 @@
 //! run under `valgrind --tool=callgrind` by tests/node/constant-time.test.mjs to
 //! show that the instruction count does not depend on where a wrong key differs.
 //!
-//!   cargo run --release --example key_compare -- <presented key> [times]
+//!   cargo run --release -p log-endpoints-tools --bin key_compare -- <presented key> [times]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use log_endpoints::{ApiKey, Config, LogEndpoints, Params};

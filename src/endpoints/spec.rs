@@ -1,0 +1,204 @@
+//! What every endpoint module declares about itself (settings, parameters), how
+//! that is listed by `endpoints()`, and the row writer every endpoint's run
+//! writes into. Also the helpers endpoint modules share for reading parameters.
+
+use serde::Serialize;
+
+use super::EndpointKind;
+use crate::error::{Error, Result};
+use crate::params::Params;
+use crate::timestamp::Micros;
+
+/// Upper bound on rows of every endpoint.
+pub const MAX_ROWS: usize = 1000;
+
+/// An endpoint's settings and parameters, declared once in its module.
+#[derive(Debug)]
+pub struct EndpointSpec {
+    pub name: &'static str,
+    /// One line on what it answers.
+    pub summary: &'static str,
+    /// The log stream it reads (`edge_logs` or `function_edge_logs`).
+    pub stream: &'static str,
+    pub max_rows: usize,
+    /// Seconds a result stays cached; `None` when caching is disabled.
+    pub cache_seconds: Option<u64>,
+    pub cache_warming_seconds: Option<u64>,
+    pub parameters: &'static [Parameter],
+}
+
+/// One query parameter of an endpoint.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Parameter {
+    pub name: &'static str,
+    pub required: bool,
+    /// The values it takes; empty when it is free text.
+    pub values: &'static [&'static str],
+    /// What a form should preselect.
+    pub default: Option<&'static str>,
+    /// An example value, for a placeholder.
+    pub example: &'static str,
+    /// What it means, and what other values do.
+    pub meaning: &'static str,
+}
+
+impl Parameter {
+    /// A free-text parameter.
+    pub const fn text(
+        name: &'static str,
+        required: bool,
+        example: &'static str,
+        meaning: &'static str,
+    ) -> Parameter {
+        Parameter {
+            name,
+            required,
+            values: &[],
+            default: None,
+            example,
+            meaning,
+        }
+    }
+
+    /// A parameter with named values.
+    pub const fn choice(
+        name: &'static str,
+        values: &'static [&'static str],
+        default: &'static str,
+        meaning: &'static str,
+    ) -> Parameter {
+        Parameter {
+            name,
+            required: true,
+            values,
+            default: Some(default),
+            example: default,
+            meaning,
+        }
+    }
+}
+
+/// What `endpoints()` lists about one endpoint.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointInfo {
+    pub name: &'static str,
+    pub id: String,
+    pub summary: &'static str,
+    pub stream: &'static str,
+    pub max_rows: usize,
+    pub cache_seconds: Option<u64>,
+    pub cache_warming_seconds: Option<u64>,
+    pub sandboxing: bool,
+    pub parameters: &'static [Parameter],
+    #[serde(skip)]
+    pub kind: EndpointKind,
+}
+
+impl EndpointInfo {
+    pub(super) fn new(spec: &'static EndpointSpec, id: String, kind: EndpointKind) -> Self {
+        EndpointInfo {
+            name: spec.name,
+            id,
+            summary: spec.summary,
+            stream: spec.stream,
+            max_rows: spec.max_rows,
+            cache_seconds: spec.cache_seconds,
+            cache_warming_seconds: spec.cache_warming_seconds,
+            sandboxing: false,
+            parameters: spec.parameters,
+            kind,
+        }
+    }
+}
+
+/// An enum of a parameter's named values. One list gives parsing, the names
+/// `endpoints()` lists (and so the page's choices and the generated TypeScript
+/// union), and the name of each value.
+macro_rules! named_values {
+    ($(#[$meta:meta])* pub enum $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            pub fn from_name(value: &str) -> Option<$name> {
+                match value {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+    };
+}
+pub(crate) use named_values;
+
+/// A required parameter's value; empty counts as missing.
+pub(crate) fn required<'a>(params: &'a Params, name: &'static str) -> Result<&'a str> {
+    params
+        .non_empty(name)
+        .ok_or(Error::MissingParameter { name })
+}
+
+/// An optional ISO 8601 timestamp parameter; empty counts as absent.
+pub(crate) fn optional_timestamp(params: &Params, name: &str) -> Result<Option<Micros>> {
+    params
+        .non_empty(name)
+        .map(|text| {
+            crate::timestamp::parse_iso(text).map_err(|reason| Error::invalid(name, reason))
+        })
+        .transpose()
+}
+
+/// The body `{"result":[…]}` being written, row by row, up to the endpoint's
+/// max rows. Rows are serialised with serde; logs.all writes its raw
+/// `metadata` by hand through `push_raw`.
+pub struct Rows {
+    out: String,
+    count: usize,
+    max: usize,
+}
+
+impl Rows {
+    pub(crate) fn new(max: usize) -> Rows {
+        let mut out = String::with_capacity(256);
+        out.push_str("{\"result\":[");
+        Rows { out, count: 0, max }
+    }
+
+    /// Whether no more rows may be added.
+    pub fn is_full(&self) -> bool {
+        self.count >= self.max
+    }
+
+    pub fn push<R: Serialize>(&mut self, row: &R) {
+        // At most max rows (1000) a query: one small String each costs nothing
+        // next to computing them. Serialising plain rows cannot fail.
+        if let Ok(text) = serde_json::to_string(row) {
+            self.push_raw(|out| out.push_str(&text));
+        }
+    }
+
+    /// Appends one row written by `write`, which must write one JSON value.
+    pub fn push_raw(&mut self, write: impl FnOnce(&mut String)) {
+        if self.is_full() {
+            return;
+        }
+        if self.count > 0 {
+            self.out.push(',');
+        }
+        self.count += 1;
+        write(&mut self.out);
+    }
+
+    pub(crate) fn finish(mut self) -> String {
+        self.out.push_str("]}");
+        self.out
+    }
+}

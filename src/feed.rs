@@ -1,0 +1,314 @@
+//! Feeding a log file that arrives in pieces (a file stream, a fetch body, a
+//! gunzip stream) into a service: framing across piece boundaries, routing each
+//! entry to the edge or the function stream by its fields, ingesting each stream
+//! in batches of about `batch_bytes`, and naming rejected entries by their
+//! place in the whole input. The CLI and the browser page feed files through it.
+
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
+use crate::ingest::{RejectReason, Stream};
+use crate::service::LogEndpoints;
+
+/// How many rejections a feed describes (all are counted).
+const REPORTED_REASONS: usize = 5;
+
+/// Default size of one ingested batch.
+pub const DEFAULT_BATCH_BYTES: usize = 8 << 20;
+
+/// Fields only function (edge-function invocation) log entries carry. The
+/// pattern is a constant, so `None` (it failed to compile) cannot happen.
+fn function_fields() -> Option<&'static Regex> {
+    static FIELDS: OnceLock<Option<Regex>> = OnceLock::new();
+    FIELDS
+        .get_or_init(|| Regex::new(r#""(function_id|project_ref|execution_time_ms)"\s*:"#).ok())
+        .as_ref()
+}
+
+/// The stream an entry belongs to, by its fields.
+pub fn detect_stream(entry: &[u8]) -> Stream {
+    if function_fields().is_some_and(|fields| fields.is_match(entry)) {
+        Stream::Function
+    } else {
+        Stream::Edge
+    }
+}
+
+/// What a finished feed says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct FeedReport {
+    pub entries: usize,
+    pub accepted: usize,
+    pub rejected: usize,
+    /// The first few rejections, as `"<source>: entry <n>: <reason>"`.
+    pub reasons: Vec<String>,
+}
+
+/// How the input is framed, once its first non-blank byte is seen.
+enum Framing {
+    Undecided,
+    /// NDJSON: complete lines are routed as they arrive.
+    Lines,
+    /// A JSON array: gathered whole, then split.
+    Array(Vec<u8>),
+}
+
+/// One stream's pending batch: NDJSON lines, or (for array input) a JSON array.
+#[derive(Default)]
+struct Pending {
+    text: Vec<u8>,
+    /// 1-based entry number in the whole input of each pending entry.
+    numbers: Vec<usize>,
+}
+
+pub struct Feeder {
+    forced: Option<Stream>,
+    source: String,
+    batch_bytes: usize,
+    framing: Framing,
+    /// Whether pending batches are JSON arrays (the input was one) or NDJSON.
+    arrays: bool,
+    carry: Vec<u8>,
+    pending: [Pending; 2],
+    report: FeedReport,
+}
+
+impl Feeder {
+    /// `stream`: put every entry in this stream instead of detecting it.
+    pub fn new(stream: Option<&str>, source: &str, batch_bytes: usize) -> Result<Feeder> {
+        Ok(Feeder {
+            forced: stream.map(Stream::from_name).transpose()?,
+            source: source.to_owned(),
+            batch_bytes: batch_bytes.max(1),
+            framing: Framing::Undecided,
+            arrays: false,
+            carry: Vec::new(),
+            pending: [Pending::default(), Pending::default()],
+            report: FeedReport::default(),
+        })
+    }
+
+    /// Entries seen so far.
+    pub fn entries(&self) -> usize {
+        self.report.entries
+    }
+
+    /// Entries accepted so far.
+    pub fn accepted(&self) -> usize {
+        self.report.accepted
+    }
+
+    /// Adds the next piece of input (any split, even inside a line or a character).
+    pub fn push(&mut self, service: &mut LogEndpoints, mut bytes: &[u8]) -> Result<()> {
+        if let Framing::Undecided = self.framing {
+            if self.report.entries == 0 && self.carry.is_empty() {
+                bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+            }
+            let Some(first) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
+                return Ok(());
+            };
+            self.arrays = bytes.get(first) == Some(&b'[');
+            self.framing = if self.arrays {
+                Framing::Array(Vec::new())
+            } else {
+                Framing::Lines
+            };
+        }
+        match &mut self.framing {
+            Framing::Array(text) => {
+                text.extend_from_slice(bytes);
+                Ok(())
+            }
+            _ => {
+                let mut rest = bytes;
+                while let Some(end) = rest.iter().position(|&b| b == b'\n') {
+                    let (line, after) = rest.split_at(end);
+                    rest = after.get(1..).unwrap_or_default();
+                    if self.carry.is_empty() {
+                        self.add_line(service, line)?;
+                    } else {
+                        let mut whole = std::mem::take(&mut self.carry);
+                        whole.extend_from_slice(line);
+                        self.add_line(service, &whole)?;
+                    }
+                }
+                self.carry.extend_from_slice(rest);
+                Ok(())
+            }
+        }
+    }
+
+    /// Ingests everything still pending and says what happened.
+    pub fn finish(&mut self, service: &mut LogEndpoints) -> Result<FeedReport> {
+        match std::mem::replace(&mut self.framing, Framing::Lines) {
+            Framing::Array(text) => {
+                let text = std::str::from_utf8(&text).map_err(|e| Error::UnreadableBatch {
+                    reason: format!("{} is not valid UTF-8 ({e})", self.source),
+                })?;
+                let entries: Vec<&RawValue> =
+                    serde_json::from_str(text).map_err(|e| Error::UnreadableBatch {
+                        reason: format!("{} is not a valid JSON array ({e})", self.source),
+                    })?;
+                for entry in entries {
+                    self.add(service, entry.get().as_bytes())?;
+                }
+            }
+            _ => {
+                let last = std::mem::take(&mut self.carry);
+                self.add_line(service, &last)?;
+            }
+        }
+        self.flush(service, Stream::Edge)?;
+        self.flush(service, Stream::Function)?;
+        Ok(self.report.clone())
+    }
+
+    fn add_line(&mut self, service: &mut LogEndpoints, line: &[u8]) -> Result<()> {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        self.add(service, line)
+    }
+
+    fn add(&mut self, service: &mut LogEndpoints, entry: &[u8]) -> Result<()> {
+        let array = self.arrays;
+        let stream = self.forced.unwrap_or_else(|| detect_stream(entry));
+        self.report.entries += 1;
+        let pending = self.pending_mut(stream);
+        let separator: &[u8] = match (pending.text.is_empty(), array) {
+            (true, true) => b"[",
+            (true, false) => b"",
+            (false, true) => b",",
+            (false, false) => b"\n",
+        };
+        pending.text.extend_from_slice(separator);
+        pending.text.extend_from_slice(entry);
+        let number = self.report.entries;
+        let pending = self.pending_mut(stream);
+        pending.numbers.push(number);
+        if pending.text.len() >= self.batch_bytes {
+            self.flush(service, stream)?;
+        }
+        Ok(())
+    }
+
+    fn pending_mut(&mut self, stream: Stream) -> &mut Pending {
+        let [edge, function] = &mut self.pending;
+        match stream {
+            Stream::Edge => edge,
+            Stream::Function => function,
+        }
+    }
+
+    fn flush(&mut self, service: &mut LogEndpoints, stream: Stream) -> Result<()> {
+        let pending = std::mem::take(self.pending_mut(stream));
+        if pending.numbers.is_empty() {
+            return Ok(());
+        }
+        let mut text = pending.text;
+        if self.arrays {
+            text.push(b']');
+        }
+        let report = service.ingest(stream.name(), &text)?;
+        self.report.accepted += report.accepted;
+        self.report.rejected += report.rejected_total;
+        for rejection in report.rejected {
+            if self.report.reasons.len() >= REPORTED_REASONS {
+                break;
+            }
+            let number = pending.numbers.get(rejection.index).copied().unwrap_or(0);
+            // The input's entry number replaces the batch's line number.
+            let reason = match rejection.reason {
+                RejectReason::NotJson { detail, .. } => {
+                    RejectReason::NotJson { line: None, detail }
+                }
+                other => other,
+            };
+            self.report
+                .reasons
+                .push(format!("{}: entry {number}: {reason}", self.source));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ApiKey, Config, Params};
+
+    fn service() -> LogEndpoints {
+        LogEndpoints::new(Config {
+            api_keys: vec![ApiKey::new("k").unwrap()],
+            ..Config::default()
+        })
+    }
+
+    const EDGE: &str = r#"{"id":"e1","timestamp":1795177796000000,"project":"p","metadata":[{"request":[{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}]}]}"#;
+    const FUNCTION: &str = r#"{"id":"f1","timestamp":1795177796000000,"metadata":[{"project_ref":"p","function_id":"f","execution_time_ms":3,"response":[{"status_code":200}]}]}"#;
+
+    fn feed_in_pieces(input: &str, piece: usize, batch_bytes: usize) -> (FeedReport, LogEndpoints) {
+        let mut svc = service();
+        let mut feeder = Feeder::new(None, "in.ndjson", batch_bytes).unwrap();
+        for chunk in input.as_bytes().chunks(piece) {
+            feeder.push(&mut svc, chunk).unwrap();
+        }
+        (feeder.finish(&mut svc).unwrap(), svc)
+    }
+
+    #[test]
+    fn routes_by_fields_whatever_the_pieces() {
+        let ndjson = format!("\u{feff}{EDGE}\r\n{FUNCTION}\n\nnot json\n{EDGE}");
+        let array = format!("  [{EDGE},\n  {FUNCTION},\n  5]");
+        for piece in [1, 3, 7, 64, 4096] {
+            for batch_bytes in [1, 100, 1 << 20] {
+                let (report, svc) = feed_in_pieces(&ndjson, piece, batch_bytes);
+                assert_eq!(
+                    (report.entries, report.accepted, report.rejected),
+                    (4, 3, 1)
+                );
+                assert_eq!(report.reasons.len(), 1);
+                assert!(report.reasons[0].starts_with("in.ndjson: entry 3: not valid JSON"));
+                assert_eq!(
+                    (svc.stats().edge_entries, svc.stats().function_rows),
+                    (2, 1)
+                );
+
+                let (report, svc) = feed_in_pieces(&array, piece, batch_bytes);
+                assert_eq!(
+                    (report.entries, report.accepted, report.rejected),
+                    (3, 2, 1)
+                );
+                assert!(report.reasons[0].contains("entry 3: entry is not a JSON object"));
+                assert_eq!(
+                    (svc.stats().edge_entries, svc.stats().function_rows),
+                    (1, 1)
+                );
+            }
+        }
+        let (_, mut svc) = feed_in_pieces(&ndjson, 5, 64);
+        let params = Params::from_pairs([("project", "p"), ("project_tier", "FREE")]).unwrap();
+        let out = svc
+            .query("logs.all", &params, Some("k"), 1_795_177_797_000_000)
+            .unwrap();
+        assert!(out.body.contains("\"e1\""));
+    }
+
+    #[test]
+    fn a_broken_array_is_an_error() {
+        let mut svc = service();
+        let mut feeder = Feeder::new(None, "x.json", 100).unwrap();
+        feeder.push(&mut svc, b"[{\"id\": 1,").unwrap();
+        let error = feeder.finish(&mut svc).unwrap_err();
+        assert_eq!(error.code(), "unreadable_batch");
+        assert!(error
+            .to_string()
+            .contains("x.json is not a valid JSON array"));
+        assert!(Feeder::new(Some("postgres_logs"), "x", 1).is_err());
+    }
+}
