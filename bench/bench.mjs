@@ -13,16 +13,24 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync, closeSync } from "node:fs";
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { generate } from "../scripts/generate-logs.mjs";
 import { END_MS, plan } from "./plan.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const args = process.argv.slice(2);
-const option = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
-const smoke = args.includes("--smoke");
-const sizes = (smoke ? "100000" : option("--sizes", "100000,1000000,5000000")).split(",").map(Number);
-const runs = Number(smoke ? 1 : option("--runs", 20));
-const out = path.resolve(root, option("--out", smoke ? "target/bench/smoke/results.md" : "bench/results.md"));
+const { values: options } = parseArgs({
+  options: {
+    smoke: { type: "boolean", default: false },
+    sizes: { type: "string", default: "100000,1000000,5000000" },
+    runs: { type: "string", default: "20" },
+    out: { type: "string" },
+  },
+});
+const smoke = options.smoke;
+const sizes = (smoke ? "100000" : options.sizes).split(",").map(Number);
+const runs = Number(smoke ? 1 : options.runs);
+const out = path.resolve(root, options.out ?? (smoke ? "target/bench/smoke/results.md" : "bench/results.md"));
 const log = (...m) => console.error("[bench]", ...m);
 
 // ---------------------------------------------------------------- data

@@ -4,11 +4,12 @@
 // Prints JSON like run-wasm.mjs.
 //
 //   node bench/run-duckdb.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
+import { parseArgs } from "node:util";
 import { readFileSync, statSync } from "node:fs";
 import { DuckDBInstance } from "@duckdb/node-api";
 
-const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
-const plan = JSON.parse(readFileSync(arg("--plan"), "utf8"));
+const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
+const plan = JSON.parse(readFileSync(files.plan, "utf8"));
 const DAY = 86400e6;
 const HOUR = 3600e6;
 const MINUTE = 60e6;
@@ -60,7 +61,7 @@ const instance = await DuckDBInstance.create(":memory:");
 const db = await instance.connect();
 const threads = (await db.runAndReadAll("SELECT current_setting('threads') AS t")).getRowObjects()[0].t;
 const ingest = {};
-for (const [table, stream, path] of [["edge", "edge_logs", arg("--edge")], ["fn", "function_edge_logs", arg("--functions")]]) {
+for (const [table, stream, path] of [["edge", "edge_logs", files.edge], ["fn", "function_edge_logs", files.functions]]) {
   const t0 = performance.now();
   await db.run(`CREATE TABLE ${table} AS SELECT * FROM read_json('${path}', format = 'newline_delimited')`);
   const ms = performance.now() - t0;

@@ -5,9 +5,10 @@
 //   node bench/run-wasm.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
 import { openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
 import { LogEndpoints } from "log-endpoints";
+import { parseArgs } from "node:util";
 
-const arg = (name) => process.argv[process.argv.indexOf(name) + 1];
-const plan = JSON.parse(readFileSync(arg("--plan"), "utf8"));
+const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
+const plan = JSON.parse(readFileSync(files.plan, "utf8"));
 const BATCH_BYTES = 32 << 20;
 
 const svc = new LogEndpoints({
@@ -45,8 +46,8 @@ function ingestFile(stream, path) {
 }
 
 const ingest = {
-  edge_logs: ingestFile("edge_logs", arg("--edge")),
-  function_edge_logs: ingestFile("function_edge_logs", arg("--functions")),
+  edge_logs: ingestFile("edge_logs", files.edge),
+  function_edge_logs: ingestFile("function_edge_logs", files.functions),
 };
 
 const queries = {};

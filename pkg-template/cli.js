@@ -6,51 +6,51 @@
 //       [--stream edge_logs|function_edge_logs] [--format json|csv|table]
 //   npx log-endpoints endpoints
 //
-// Files are JSON arrays or NDJSON, optionally gzipped (.gz). Each entry goes to
-// the function stream when it has function fields (function_id, project_ref,
-// execution_time_ms), else to the edge stream, unless --stream says otherwise.
+// Files are JSON arrays or NDJSON, optionally gzipped (.gz). The module's
+// LogFeed frames them and sends each entry to the function stream when it has
+// function fields, else to the edge stream, unless --stream says otherwise.
 import { createReadStream, statSync } from "node:fs";
+import { parseArgs as parseNodeArgs } from "node:util";
 import { createGunzip } from "node:zlib";
-import { LogEndpoints } from "./node.js";
-import { LogBatcher } from "./batcher.js";
+import { LogEndpoints, LogFeed } from "./node.js";
 
 const USAGE = `usage:
   log-endpoints query <endpoint> --logs FILE [--logs FILE ...] --param NAME=VALUE [...]
                       [--now latest|now|ISO-8601|epoch-ms] [--stream edge_logs|function_edge_logs]
                       [--format json|csv|table]
-  log-endpoints endpoints`;
+  log-endpoints endpoints [--format json|table]`;
 
 const KEY = "cli";
 
 class UsageError extends Error {}
 
 function parseArgs(argv) {
-  const options = { logs: [], params: new URLSearchParams(), now: "latest", format: "json", stream: undefined, positional: [] };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new UsageError(`${arg} needs a value`);
-      return v;
-    };
-    if (arg === "--logs") options.logs.push(value());
-    else if (arg === "--param") {
-      const pair = value();
-      const eq = pair.indexOf("=");
-      if (eq <= 0) throw new UsageError(`--param takes NAME=VALUE, got "${pair}"`);
-      options.params.append(pair.slice(0, eq), pair.slice(eq + 1));
-    } else if (arg === "--now") options.now = value();
-    else if (arg === "--format") options.format = value();
-    else if (arg === "--stream") options.stream = value();
-    else if (arg === "--help" || arg === "-h") options.help = true;
-    else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
-    else options.positional.push(arg);
+  let parsed;
+  try {
+    parsed = parseNodeArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        logs: { type: "string", multiple: true, default: [] },
+        param: { type: "string", multiple: true, default: [] },
+        now: { type: "string", default: "latest" },
+        format: { type: "string", default: "json" },
+        stream: { type: "string" },
+        help: { type: "boolean", short: "h", default: false },
+      },
+    });
+  } catch (e) {
+    throw new UsageError(e.message.split("\n")[0]);
   }
-  if (!["json", "csv", "table"].includes(options.format)) throw new UsageError(`--format must be json, csv or table, not "${options.format}"`);
-  if (options.stream && !["edge_logs", "function_edge_logs", "cloudflare.logs.prod", "deno-relay-logs"].includes(options.stream)) {
-    throw new UsageError(`--stream must be edge_logs or function_edge_logs, not "${options.stream}"`);
+  const { values, positionals } = parsed;
+  const params = new URLSearchParams();
+  for (const pair of values.param) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--param takes NAME=VALUE, got "${pair}"`);
+    params.append(pair.slice(0, eq), pair.slice(eq + 1));
   }
-  return options;
+  if (!["json", "csv", "table"].includes(values.format)) throw new UsageError(`--format must be json, csv or table, not "${values.format}"`);
+  return { ...values, params, positional: positionals };
 }
 
 /** Progress on stderr, only where a person can see it and the input is large. */
@@ -73,7 +73,7 @@ function progressReporter(label, totalBytes) {
   };
 }
 
-/** Streams one file into the service through a LogBatcher; adds to `totals`. */
+/** Streams one file into the service through the module's LogFeed; adds to `totals`. */
 async function ingestFile(svc, file, forcedStream, totals) {
   let size;
   try {
@@ -84,28 +84,43 @@ async function ingestFile(svc, file, forcedStream, totals) {
   let input = createReadStream(file);
   if (file.endsWith(".gz")) input = input.pipe(createGunzip());
   const progress = progressReporter(file, size);
-  const batcher = new LogBatcher(svc, { stream: forcedStream, source: file });
-  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let feed;
   let bytesRead = 0;
   try {
+    feed = new LogFeed(svc, { stream: forcedStream, source: file });
     for await (const chunk of input) {
       bytesRead += chunk.length;
-      batcher.push(decoder.decode(chunk, { stream: true }));
-      progress.update(bytesRead, batcher.entries);
+      feed.push(chunk);
+      progress.update(bytesRead, feed.entries);
     }
-    batcher.push(decoder.decode());
-    const done = batcher.finish();
+    const done = feed.finish();
     totals.accepted += done.accepted;
     totals.rejected += done.rejected;
     totals.reasons.push(...done.reasons.slice(0, 5 - totals.reasons.length));
   } catch (e) {
-    if (e instanceof SyntaxError) throw new UsageError(e.message);
-    if (e instanceof TypeError && /decode|encoded/i.test(e.message)) throw new UsageError(`${file} is not UTF-8 text`);
     if (e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR") throw new UsageError(`${file} is not valid gzip`);
+    // The module's errors (an unreadable file, an unknown --stream) are about the input.
+    if (typeof e.status === "number") throw new UsageError(e.message);
     throw e;
   } finally {
+    feed?.free();
     progress.done();
   }
+}
+
+/** The endpoints and their parameters, as the module describes them. */
+function describeEndpoints(endpoints) {
+  const lines = [];
+  for (const e of endpoints) {
+    const cache = e.cacheSeconds ? `cached ${e.cacheSeconds} s` : "not cached";
+    lines.push(`${e.name}  (${e.id}; ${e.stream}; ${cache}; at most ${e.maxRows} rows)`, `  ${e.summary}`);
+    for (const p of e.parameters) {
+      const values = p.values.length ? ` = ${p.values.join(" | ")}` : "";
+      lines.push(`  --param ${p.name}${values}${p.required ? "" : "  (optional)"}`, `      ${p.meaning}`);
+    }
+    lines.push("");
+  }
+  return lines.join("\n");
 }
 
 function resolveNow(svc, now) {
@@ -147,7 +162,8 @@ async function main(argv) {
     return options.help ? 0 : 2;
   }
   if (command === "endpoints") {
-    process.stdout.write(JSON.stringify(new LogEndpoints({}).endpoints(), null, 2) + "\n");
+    const endpoints = new LogEndpoints({}).endpoints();
+    process.stdout.write(options.format === "json" ? JSON.stringify(endpoints, null, 2) + "\n" : describeEndpoints(endpoints));
     return 0;
   }
   if (command !== "query") throw new UsageError(`unknown command "${command}"`);

@@ -1,11 +1,12 @@
-// Typed front of the package: per-endpoint parameters and rows. The shared
-// types are generated from the Rust side into log_endpoints.d.ts.
+// Typed front of the package. Every type comes from the Rust side: the shared
+// ones through wasm-bindgen (log_endpoints.d.ts), each endpoint's parameters and
+// rows generated from its module (endpoints.d.ts, by tools/src/typescript.rs).
 import type {
   Catalog,
+  Constants,
   EndpointInfo,
-  EndpointName,
-  EndpointParams,
-  EndpointRows,
+  FeedOptions,
+  FeedReport,
   IngestReport,
   LogEndpointsOptions,
   RawQueryResult,
@@ -13,8 +14,10 @@ import type {
   StreamName,
   WarmReport,
 } from "./log_endpoints.js";
+import type { EndpointName, EndpointParams, EndpointRows } from "./endpoints.js";
 
 export type * from "./log_endpoints.js";
+export type * from "./endpoints.js";
 
 /** An endpoint's UUID (any other string is a type error: use the name for typed results). */
 export type EndpointUuid = `${string}-${string}-${string}-${string}-${string}`;
@@ -25,6 +28,8 @@ export type Batch = readonly object[] | string | Uint8Array;
 export declare class LogEndpoints {
   constructor(options?: LogEndpointsOptions);
   ingest(stream: StreamName, batch: Batch): IngestReport;
+  /** Throws (401/403) unless `apiKey` is one of `ingestKeys`. */
+  authorizeIngest(apiKey?: string | null): void;
   query(endpoint: EndpointUuid, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
   // Last, so a mistake in a typed call is reported against this overload.
   query<E extends EndpointName>(endpoint: E, params: EndpointParams[E], apiKey?: string): { result: EndpointRows[E][] };
@@ -38,6 +43,18 @@ export declare class LogEndpoints {
   memoryBytes(): number;
   /** Newest entry time held, epoch ms, or undefined when empty. */
   newestTimestamp(): number | undefined;
+  static constants(): Constants;
+  free(): void;
+}
+
+/** A log file fed in pieces: framed, routed by stream and ingested in batches by the module. */
+export declare class LogFeed {
+  constructor(service: LogEndpoints, options?: FeedOptions);
+  /** The next piece of the input, split anywhere. */
+  push(bytes: Uint8Array): void;
+  finish(): FeedReport;
+  readonly entries: number;
+  readonly accepted: number;
   free(): void;
 }
 

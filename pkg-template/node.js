@@ -5,5 +5,5 @@ import { initSync } from "./log_endpoints.js";
 
 initSync({ module: readFileSync(new URL("./log_endpoints_bg.wasm", import.meta.url)) });
 
-export { LogEndpoints } from "./log_endpoints.js";
+export { LogEndpoints, LogFeed } from "./log_endpoints.js";
 export const init = async () => {};

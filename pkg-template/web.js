@@ -9,4 +9,4 @@ export function init(source) {
   return ready.then(() => undefined);
 }
 
-export { LogEndpoints } from "./log_endpoints.js";
+export { LogEndpoints, LogFeed } from "./log_endpoints.js";

@@ -6,5 +6,5 @@ import { initSync } from "./log_endpoints.js";
 
 initSync({ module: wasmModule });
 
-export { LogEndpoints } from "./log_endpoints.js";
+export { LogEndpoints, LogFeed } from "./log_endpoints.js";
 export const init = async () => {};

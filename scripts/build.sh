@@ -32,6 +32,8 @@ if [ ! -f "$opt_cache" ]; then
 fi
 cp "$opt_cache" pkg/log_endpoints_bg.wasm
 cp -R pkg-template/. pkg/
+# Each endpoint's parameter and row types, generated from its Rust module.
+cargo run --quiet -p log-endpoints-tools --bin typescript -- pkg/endpoints.d.ts
 version=$(awk -F'"' '/^version = / { print $2; exit }' Cargo.toml)
 node -e '
   const fs = require("fs");
@@ -42,7 +44,7 @@ node -e '
 # The browser page as static files: dist/page/ (serve it from any static host).
 rm -rf dist/page && mkdir -p dist/page/pkg dist/page/vendor
 cp www/page/* dist/page/
-cp pkg/web.js pkg/batcher.js pkg/log_endpoints.js pkg/log_endpoints_bg.wasm dist/page/pkg/
+cp pkg/web.js pkg/log_endpoints.js pkg/log_endpoints_bg.wasm dist/page/pkg/
 cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css dist/page/vendor/
 
 # Make the package importable by its name from this checkout's tests and tools.

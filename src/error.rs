@@ -27,6 +27,8 @@ pub enum Error {
     UnknownStream { name: String },
     /// The batch as a whole cannot be read (not JSON, not UTF-8, wrong top-level shape).
     UnreadableBatch { reason: String },
+    /// A file fed in pieces (`LogFeed`) cannot be read as a whole.
+    UnreadableFile { reason: String },
     /// The batch exceeds a configured size limit.
     BatchTooLarge { reason: String },
     /// Accepting the batch would take the store past its memory budget; the batch
@@ -52,7 +54,7 @@ impl Error {
             Error::Forbidden { .. } => "forbidden",
             Error::EndpointNotFound { .. } => "endpoint_not_found",
             Error::UnknownStream { .. } => "unknown_stream",
-            Error::UnreadableBatch { .. } => "unreadable_batch",
+            Error::UnreadableBatch { .. } | Error::UnreadableFile { .. } => "unreadable_batch",
             Error::BatchTooLarge { .. } => "payload_too_large",
             Error::StoreFull { .. } => "store_full",
             Error::InvalidConfig { .. } => "invalid_config",
@@ -67,6 +69,7 @@ impl Error {
             | Error::SandboxingDisabled { .. }
             | Error::UnknownStream { .. }
             | Error::UnreadableBatch { .. }
+            | Error::UnreadableFile { .. }
             | Error::InvalidConfig { .. } => 400,
             Error::MissingApiKey | Error::InvalidApiKey => 401,
             Error::Forbidden { .. } => 403,
@@ -110,6 +113,7 @@ impl fmt::Display for Error {
                 "unknown log stream `{name}`: expected edge_logs (cloudflare.logs.prod) or function_edge_logs (deno-relay-logs)"
             ),
             Error::UnreadableBatch { reason } => write!(f, "unreadable batch: {reason}"),
+            Error::UnreadableFile { reason } => f.write_str(reason),
             Error::BatchTooLarge { reason } => write!(f, "batch too large: {reason}"),
             Error::StoreFull { needed, used, budget } => write!(
                 f,

@@ -146,11 +146,11 @@ impl Feeder {
     pub fn finish(&mut self, service: &mut LogEndpoints) -> Result<FeedReport> {
         match std::mem::replace(&mut self.framing, Framing::Lines) {
             Framing::Array(text) => {
-                let text = std::str::from_utf8(&text).map_err(|e| Error::UnreadableBatch {
-                    reason: format!("{} is not valid UTF-8 ({e})", self.source),
+                let text = std::str::from_utf8(&text).map_err(|e| Error::UnreadableFile {
+                    reason: format!("{} is not UTF-8 text ({e})", self.source),
                 })?;
                 let entries: Vec<&RawValue> =
-                    serde_json::from_str(text).map_err(|e| Error::UnreadableBatch {
+                    serde_json::from_str(text).map_err(|e| Error::UnreadableFile {
                         reason: format!("{} is not a valid JSON array ({e})", self.source),
                     })?;
                 for entry in entries {
@@ -214,7 +214,12 @@ impl Feeder {
         if self.arrays {
             text.push(b']');
         }
-        let report = service.ingest(stream.name(), &text)?;
+        let report = service.ingest(stream.name(), &text).map_err(|e| match e {
+            Error::UnreadableBatch { reason } => Error::UnreadableFile {
+                reason: format!("{}: {reason}", self.source),
+            },
+            other => other,
+        })?;
         self.report.accepted += report.accepted;
         self.report.rejected += report.rejected_total;
         for rejection in report.rejected {

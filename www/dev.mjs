@@ -9,21 +9,26 @@
 // Settings come from the environment when set (API_KEYS, INGEST_KEYS,
 // FIXED_NOW_MS, MAX_BODY_BYTES, MAX_STORE_BYTES), as on Cloudflare.
 import { Miniflare } from "miniflare";
+import { LogEndpoints } from "log-endpoints";
 import { randomBytes } from "node:crypto";
+import { parseArgs } from "node:util";
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { workerOptions, ROOT } from "./miniflare-options.mjs";
 import { serveStatic } from "./static-server.mjs";
 import { generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
 
-const args = process.argv.slice(2);
-const arg = (name, fallback) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : fallback;
-};
-const port = Number(arg("port", process.env.PORT ?? 8787));
-const stateDir = path.resolve(ROOT, arg("state", "www/.state"));
-if (args.includes("--fresh")) rmSync(stateDir, { recursive: true, force: true });
+const { values: options } = parseArgs({
+  options: {
+    port: { type: "string", default: String(process.env.PORT ?? 8787) },
+    "page-port": { type: "string" },
+    state: { type: "string", default: "www/.state" },
+    fresh: { type: "boolean", default: false },
+  },
+});
+const port = Number(options.port);
+const stateDir = path.resolve(ROOT, options.state);
+if (options.fresh) rmSync(stateDir, { recursive: true, force: true });
 mkdirSync(stateDir, { recursive: true });
 
 // Development keys are made once per state folder and kept beside it.
@@ -68,12 +73,14 @@ if (!existsSync(sampleMarker)) {
   console.log(`using the logs stored in ${path.relative(ROOT, stateDir)} (start with --fresh for new samples)`);
 }
 
+// One example per endpoint, from the endpoints' own descriptions: every
+// required parameter, with a sample project and each choice's default.
 const project = projects[0];
-const examples = [
-  ["functions.invocation-stats", `project=${project}&interval=1hr`],
-  ["logs.all", `project=${project}&project_tier=PRO`],
-  ["usage.api-counts", `project=${project}&interval=hourly`],
-];
+const examples = new LogEndpoints({}).endpoints().map((endpoint) => {
+  const query = new URLSearchParams();
+  for (const p of endpoint.parameters.filter((p) => p.required)) query.set(p.name, p.name === "project" ? project : p.default ?? p.example);
+  return [endpoint.name, query.toString()];
+});
 console.log(`\nlog-endpoints worker (workerd) listening on ${base}`);
 console.log(`query key:  ${queryKey}\ningest key: ${ingestKey}\n`);
 for (const [name, query] of examples) {
@@ -84,7 +91,7 @@ for (const [name, query] of examples) {
 }
 console.log(`# send logs (JSON array or NDJSON, optionally gzip):`);
 console.log(`curl -s -X POST -H 'X-API-KEY: ${ingestKey}' --data-binary @edge.ndjson '${base}/api/logs/edge_logs'\n`);
-const page = await serveStatic(path.join(ROOT, "dist/page"), { port: Number(arg("page-port", port + 1)) });
+const page = await serveStatic(path.join(ROOT, "dist/page"), { port: Number(options["page-port"] ?? port + 1) });
 console.log(`# the browser page (analyse downloaded logs locally): ${page.url}\n`);
 console.log("Ctrl-C stops the worker and the page; the logs stay in the state folder.");
 

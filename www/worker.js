@@ -19,7 +19,8 @@ const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const DEFAULT_MAX_STORE_BYTES = 64 * 1024 * 1024;
 /** SQLite values in Durable Objects are limited to 2 MB; batches are stored in parts. */
 const PART_BYTES = 1024 * 1024;
-const RETENTION_US = 90 * 24 * 3600 * 1e6;
+/** Stored batches older than the longest retention are never read again. */
+const RETENTION_US = LogEndpoints.constants().retentionDays * 24 * 3600 * 1e6;
 
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
@@ -116,13 +117,6 @@ function presentedKey(request, url) {
   return url.searchParams.get("api_key") ?? undefined;
 }
 
-/** String equality whose time depends only on the lengths. */
-function constantTimeEqual(a, b) {
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < Math.max(a.length, b.length); i++) diff |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0);
-  return diff === 0;
-}
-
 class HttpError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -187,6 +181,7 @@ export class LogStore {
     // on requests, and stored batches must load even if that setting was lowered.
     this.service = new LogEndpoints({
       apiKeys: this.settings.apiKeys,
+      ingestKeys: this.settings.ingestKeys,
       now: this.settings.fixedNowMs,
       limits: { maxStoreBytes: this.settings.maxStoreBytes },
     });
@@ -259,14 +254,8 @@ export class LogStore {
 
   async ingest(request, url) {
     const stream = decodeURIComponent(INGEST_PATH.exec(url.pathname)[1]);
-    const key = presentedKey(request, url);
-    if (!key) throw new HttpError(401, "missing_api_key", "missing ingest key: send it in the X-API-KEY header (or Authorization: Bearer)");
-    if (!this.settings.ingestKeys.some((k) => constantTimeEqual(k, key))) {
-      // A query key is a real key, but not one that may write.
-      const isQueryKey = this.settings.apiKeys.some((k) => constantTimeEqual(k, key));
-      if (isQueryKey) throw new HttpError(403, "forbidden", "forbidden: this key may query but not ingest logs");
-      throw new HttpError(401, "invalid_api_key", "invalid ingest key");
-    }
+    // The core decides: 401 for a missing or unknown key, 403 for a query key.
+    this.service.authorizeIngest(presentedKey(request, url));
     const body = await readBody(request, this.settings.maxBodyBytes);
     const report = this.service.ingest(stream, body);
     if (report.accepted > 0) {

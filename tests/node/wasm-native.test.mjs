@@ -10,7 +10,7 @@ const CASES = 60;
 
 test(`wasm and native agree on ${CASES} random logs and query sets`, () => {
   const cases = JSON.parse(
-    execFileSync("cargo", ["run", "--quiet", "--example", "random_cases", "--", String(CASES), "20261122"], {
+    execFileSync("cargo", ["run", "--quiet", "-p", "log-endpoints-tools", "--bin", "random_cases", "--", String(CASES), "20261122"], {
       maxBuffer: 1 << 30,
       encoding: "utf8",
     }),

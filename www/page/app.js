@@ -9,6 +9,8 @@ let nextId = 1;
 let newestMs = null;
 let lastRows = [];
 let chart = null;
+/** The module's endpoint descriptions (`endpoints()`). */
+let endpoints = [];
 
 /** Sends a request to the worker; resolves with its answer or rejects with its error. */
 function ask(message) {
@@ -59,16 +61,18 @@ function showSummary({ accepted, rejected, reasons, files, seconds, catalog, sta
   $("#run-note").textContent = $("#run").disabled ? "load some logs first" : "";
 }
 
+/** Offers the projects and functions found in the files, and fills empty project fields. */
 function fillChoices(catalog) {
   const fill = (list, values) => {
     list.replaceChildren(...values.map((v) => Object.assign(document.createElement("option"), { value: v })));
   };
-  const endpoint = $("#endpoint").value;
-  const projects = endpoint === "functions.invocation-stats" ? catalog.functionProjects : catalog.edgeProjects;
-  fill($("#projects"), projects);
+  const projects = { edge_logs: catalog.edgeProjects, function_edge_logs: catalog.functionProjects };
+  for (const [stream, values] of Object.entries(projects)) fill($(`#projects-${stream}`), values);
   fill($("#functions"), catalog.functions);
-  $("#projects").dataset.catalog = JSON.stringify(catalog);
-  if (!$("#project").value && projects.length) $("#project").value = projects[0];
+  for (const input of document.querySelectorAll('.field[data-param="project"] input')) {
+    const first = projects[input.dataset.stream]?.[0];
+    if (!input.value && first) input.value = first;
+  }
 }
 
 const drop = $("#drop");
@@ -88,15 +92,56 @@ $("#files").addEventListener("change", (e) => load(e.target.files));
 
 function activeFields() {
   const endpoint = $("#endpoint").value;
-  return [...document.querySelectorAll(".field[data-param]")].filter((f) => !f.dataset.for || f.dataset.for === endpoint);
+  return [...document.querySelectorAll(".field[data-param]")].filter((f) => f.dataset.for === endpoint);
 }
 
 function showFieldsFor(endpoint) {
-  for (const field of document.querySelectorAll(".field[data-param]")) field.hidden = Boolean(field.dataset.for) && field.dataset.for !== endpoint;
-  for (const note of document.querySelectorAll("[data-note]")) note.hidden = note.dataset.note !== endpoint;
-  const catalog = $("#projects").dataset.catalog;
-  if (catalog) fillChoices(JSON.parse(catalog));
+  for (const field of document.querySelectorAll(".field[data-param]")) field.hidden = field.dataset.for !== endpoint;
+  $("#endpoint-summary").textContent = endpoints.find((e) => e.name === endpoint)?.summary ?? "";
   clearErrors();
+}
+
+/** One form field for one parameter, as the module describes it. */
+function parameterField(endpoint, parameter) {
+  const field = document.createElement("div");
+  field.className = "field";
+  field.dataset.param = parameter.name;
+  field.dataset.for = endpoint.name;
+  const id = `${endpoint.name}-${parameter.name}`.replace(/[^A-Za-z0-9_-]/g, "-");
+  const label = document.createElement("label");
+  label.htmlFor = id;
+  label.innerHTML = `${escape(parameter.name)}${parameter.required ? "" : " <small>(optional)</small>"}`;
+  let control;
+  if (parameter.values.length) {
+    control = document.createElement("select");
+    control.append(...parameter.values.map((v) => new Option(v, v, false, v === parameter.default)));
+  } else {
+    control = document.createElement("input");
+    control.autocomplete = "off";
+    control.placeholder = parameter.example;
+    if (parameter.name === "project") {
+      control.setAttribute("list", `projects-${endpoint.stream}`);
+      control.dataset.stream = endpoint.stream;
+    } else if (parameter.name === "function_id") {
+      control.setAttribute("list", "functions");
+    }
+  }
+  control.id = id;
+  control.name = parameter.name;
+  const note = Object.assign(document.createElement("span"), { className: "field-note", textContent: parameter.meaning });
+  const error = Object.assign(document.createElement("span"), { className: "field-error" });
+  error.setAttribute("role", "alert");
+  field.append(label, control, note, error);
+  return field;
+}
+
+/** The endpoint picker and every parameter field, from the module's endpoint descriptions. */
+async function buildForm() {
+  endpoints = await ask({ type: "endpoints" });
+  $("#endpoint").replaceChildren(...endpoints.map((e) => new Option(e.name, e.name)));
+  const lists = ["projects-edge_logs", "projects-function_edge_logs", "functions"].map((id) => Object.assign(document.createElement("datalist"), { id }));
+  $("#parameters").replaceChildren(...lists, ...endpoints.flatMap((e) => e.parameters.map((p) => parameterField(e, p))));
+  showFieldsFor($("#endpoint").value);
 }
 
 function updateNowText() {
@@ -281,7 +326,7 @@ $("#copy").addEventListener("click", async () => {
   setTimeout(() => ($("#copy").textContent = "Copy as JSON"), 1500);
 });
 
-showFieldsFor($("#endpoint").value);
+await buildForm();
 if ("serviceWorker" in navigator && location.protocol.startsWith("http")) {
   navigator.serviceWorker.register("./sw.js").catch(() => {});
 }

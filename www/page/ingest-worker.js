@@ -1,7 +1,6 @@
 // The page's Web Worker: holds the wasm module and the logs, so reading large
 // files and answering queries never blocks the page. Nothing leaves the browser.
-import { init, LogEndpoints } from "./pkg/web.js";
-import { LogBatcher } from "./pkg/batcher.js";
+import { init, LogEndpoints, LogFeed } from "./pkg/web.js";
 
 const KEY = "page";
 let service;
@@ -14,14 +13,14 @@ async function ready() {
   return service;
 }
 
-/** Text chunks of a File, gunzipped when it is gzip (by name or magic bytes). */
-async function* textOf(file) {
+/** Byte chunks of a File, gunzipped when it is gzip (by name or magic bytes). */
+async function* bytesOf(file) {
   const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
   let stream = file.stream();
   if (file.name.endsWith(".gz") || (head[0] === 0x1f && head[1] === 0x8b)) {
     stream = stream.pipeThrough(new DecompressionStream("gzip"));
   }
-  const reader = stream.pipeThrough(new TextDecoderStream("utf-8", { fatal: true })).getReader();
+  const reader = stream.getReader();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
@@ -38,32 +37,35 @@ async function ingest({ files, stream }) {
   let entries = 0;
   let lastReport = 0;
   for (const file of files) {
-    const batcher = new LogBatcher(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
+    // The module frames the file, routes each entry to its stream and ingests in batches.
+    const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
     let fileBytes = 0;
     try {
-      for await (const text of textOf(file)) {
-        batcher.push(text);
-        // Compressed files: count progress in decompressed text, capped at the file size.
-        fileBytes = Math.min(file.size, fileBytes + text.length);
+      for await (const bytes of bytesOf(file)) {
+        feed.push(bytes);
+        // Compressed files: count progress in decompressed bytes, capped at the file size.
+        fileBytes = Math.min(file.size, fileBytes + bytes.byteLength);
         const now = performance.now();
         if (now - lastReport > 100) {
           lastReport = now;
-          const seen = entries + batcher.entries;
+          const seen = entries + feed.entries;
           postMessage({ type: "progress", file: file.name, bytes: bytesDone + fileBytes, totalBytes, entries: seen, rate: seen / ((now - started) / 1000) });
         }
       }
-      const done = batcher.finish();
+      const done = feed.finish();
       entries += done.entries;
       summary.accepted += done.accepted;
       summary.rejected += done.rejected;
       summary.reasons.push(...done.reasons.slice(0, 5 - summary.reasons.length));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted });
     } catch (e) {
-      const reason = e instanceof TypeError ? `${file.name} is not UTF-8 text or not valid gzip` : e.message;
-      summary.files.push({ name: file.name, entries: batcher.entries, accepted: batcher.accepted, error: reason });
+      const reason = e instanceof TypeError ? `${file.name} is not valid gzip` : e.message;
+      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: reason });
       summary.reasons.push(reason);
-      entries += batcher.entries;
-      summary.accepted += batcher.accepted;
+      entries += feed.entries;
+      summary.accepted += feed.accepted;
+    } finally {
+      feed.free();
     }
     bytesDone += file.size;
   }
@@ -83,7 +85,7 @@ async function query({ endpoint, params, nowMs }) {
 
 onmessage = async ({ data }) => {
   try {
-    const answer = data.type === "ingest" ? await ingest(data) : await query(data);
+    const answer = data.type === "ingest" ? await ingest(data) : data.type === "endpoints" ? (await ready()).endpoints() : await query(data);
     postMessage({ type: "done", id: data.id, answer });
   } catch (e) {
     postMessage({ type: "failed", id: data.id, error: { message: e.message, status: e.status, code: e.code } });

@@ -1,10 +1,10 @@
 // Offline support: the page's own files are cached on first load and served
 // from the cache afterwards. Nothing else is ever fetched.
-const CACHE = "log-endpoints-page-v1";
+const CACHE = "log-endpoints-page-v2";
 const FILES = [
   "./", "./index.html", "./app.js", "./ingest-worker.js", "./style.css",
   "./vendor/uPlot.esm.js", "./vendor/uPlot.min.css",
-  "./pkg/web.js", "./pkg/batcher.js", "./pkg/log_endpoints.js", "./pkg/log_endpoints_bg.wasm",
+  "./pkg/web.js", "./pkg/log_endpoints.js", "./pkg/log_endpoints_bg.wasm",
 ];
 
 self.addEventListener("install", (event) => {
