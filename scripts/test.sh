@@ -16,10 +16,10 @@ stage "cargo fmt --check"
 cargo fmt --all -- --check
 
 stage "cargo clippy"
-cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 stage "native tests (cargo test)"
-cargo test --quiet
+cargo test --workspace --quiet
 
 stage "fuzzing: each cargo-fuzz target for 15 s from the committed seed corpus"
 bash scripts/fuzz.sh 15

@@ -132,24 +132,24 @@ impl LogEndpoints {
     /// batch as a whole is refused, none are.
     pub fn ingest(&mut self, stream_name: &str, batch: &[u8]) -> Result<IngestReport> {
         let stream = Stream::from_name(stream_name)?;
-        if batch.len() > self.limits.max_batch_bytes {
-            return Err(Error::BatchTooLarge {
-                reason: format!(
-                    "{} bytes, more than the limit of {} bytes; split it into smaller batches",
-                    batch.len(),
-                    self.limits.max_batch_bytes
-                ),
-            });
+        let too_large = |what: String| Error::BatchTooLarge {
+            reason: format!("{what}; split it into smaller batches"),
+        };
+        let limits = self.limits;
+        if batch.len() > limits.max_batch_bytes {
+            return Err(too_large(format!(
+                "{} bytes, more than the limit of {} bytes",
+                batch.len(),
+                limits.max_batch_bytes
+            )));
         }
         let entries = ingest::split_entries(batch)?;
-        if entries.len() > self.limits.max_batch_entries {
-            return Err(Error::BatchTooLarge {
-                reason: format!(
-                    "{} entries, more than the limit of {}; split it into smaller batches",
-                    entries.len(),
-                    self.limits.max_batch_entries
-                ),
-            });
+        if entries.len() > limits.max_batch_entries {
+            return Err(too_large(format!(
+                "{} entries, more than the limit of {}",
+                entries.len(),
+                limits.max_batch_entries
+            )));
         }
         let mut rejected = Vec::new();
         let mut rejected_total = 0;
