@@ -9,7 +9,9 @@ use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::{ApiKey, Config, Error, Feeder, Limits, LogEndpoints, Params, DEFAULT_BATCH_BYTES};
+use crate::{
+    ApiKey, Config, Error, Feeder, Limits, LogEndpoints, Params, Route, DEFAULT_BATCH_BYTES,
+};
 
 // The shared types of the JS API. Each endpoint's parameter and row types are
 // generated from its module into `endpoints.d.ts` (tools/src/typescript.rs);
@@ -69,7 +71,16 @@ export interface Constants {
   /** Longest retention of any tier, in days: older stored logs are never read. */
   retentionDays: number;
 }
-export interface RawQueryResult { body: string; cache: "HIT" | "MISS" | null; maxAge: number | null }
+export interface RawQueryResult {
+  body: string;
+  cache: "HIT" | "MISS" | null;
+  maxAge: number | null;
+  /** Set when the call was read differently from how it was sent (e.g. `sql` ignored): the worker's X-Endpoint-Warning. */
+  warning: string | null;
+}
+export type RouteInfo =
+  | { kind: "query" | "management"; methods: string[] }
+  | { kind: "ingest"; methods: string[]; stream: string };
 export interface StoreStats { edgeEntries: number; functionRows: number; storeBytes: number; cachedResults: number }
 export interface WarmReport { refreshed: number; kept: number }
 export interface Catalog {
@@ -249,6 +260,25 @@ struct RawQueryResult<'a> {
     body: &'a str,
     cache: Option<&'static str>,
     max_age: Option<u64>,
+    warning: Option<&'a str>,
+}
+
+impl<'a> RawQueryResult<'a> {
+    fn of(out: &'a crate::QueryOutput) -> Self {
+        RawQueryResult {
+            body: &out.body,
+            cache: out.cache.map(|c| if c.hit { "HIT" } else { "MISS" }),
+            max_age: out.cache.map(|c| c.max_age_seconds),
+            warning: out.warning.as_deref(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct RouteInfo<'a> {
+    kind: &'static str,
+    methods: &'static [&'static str],
+    stream: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -311,7 +341,7 @@ impl JsLogEndpoints {
     }
 
     /// Like `query`, but the body stays a JSON string, with the cache status:
-    /// `{ body, cache: "HIT" | "MISS" | null, maxAge }` (what the edge worker serves).
+    /// `{ body, cache: "HIT" | "MISS" | null, maxAge, warning }` (what the edge worker serves).
     #[wasm_bindgen(js_name = queryRaw)]
     pub fn query_raw(
         &mut self,
@@ -320,10 +350,40 @@ impl JsLogEndpoints {
         api_key: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let out = self.run(endpoint, &params, api_key.as_deref())?;
-        to_js(&RawQueryResult {
-            body: &out.body,
-            cache: out.cache.map(|c| if c.hit { "HIT" } else { "MISS" }),
-            max_age: out.cache.map(|c| c.max_age_seconds),
+        to_js(&RawQueryResult::of(&out))
+    }
+
+    /// Like `queryRaw`, for a request path: `/api/endpoints/query/{name_or_uuid}`
+    /// or Supabase's `/v1/projects/{ref}/analytics/endpoints/{name}`.
+    #[wasm_bindgen(js_name = queryPath)]
+    pub fn query_path(
+        &mut self,
+        path: &str,
+        params: JsValue,
+        api_key: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let now = self.now_micros();
+        let params = params_from(&params)?;
+        let out = self
+            .inner
+            .borrow_mut()
+            .query_path(path, &params, api_key.as_deref(), now)?;
+        to_js(&RawQueryResult::of(&out))
+    }
+
+    /// What a request path is: `{ kind: "query" | "management" | "ingest",
+    /// methods, stream? }`; throws 404 for any other path.
+    pub fn route(path: &str) -> Result<JsValue, JsValue> {
+        let route = Route::parse(path)?;
+        let (kind, stream) = match &route {
+            Route::Query { .. } => ("query", None),
+            Route::Management { .. } => ("management", None),
+            Route::Ingest { stream } => ("ingest", Some(stream.as_str())),
+        };
+        to_js(&RouteInfo {
+            kind,
+            methods: route.methods(),
+            stream,
         })
     }
 

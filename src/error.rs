@@ -10,11 +10,6 @@ pub enum Error {
     MissingParameter { name: &'static str },
     /// A parameter is present but its value cannot be used.
     InvalidParameter { name: String, reason: String },
-    /// `sql` / `lql` were sent to an endpoint whose query sandboxing is disabled.
-    SandboxingDisabled {
-        name: String,
-        endpoint: &'static str,
-    },
     /// No API key was supplied.
     MissingApiKey,
     /// The API key is not one of the configured keys.
@@ -23,6 +18,8 @@ pub enum Error {
     Forbidden { reason: String },
     /// No endpoint has this name or UUID.
     EndpointNotFound { name_or_uuid: String },
+    /// No route has this path.
+    NotFound { path: String },
     /// The stream name of an ingest call is not one the endpoints read.
     UnknownStream { name: String },
     /// The batch as a whole cannot be read (not JSON, not UTF-8, wrong top-level shape).
@@ -48,11 +45,11 @@ impl Error {
         match self {
             Error::MissingParameter { .. } => "missing_parameter",
             Error::InvalidParameter { .. } => "invalid_parameter",
-            Error::SandboxingDisabled { .. } => "sandboxing_disabled",
             Error::MissingApiKey => "missing_api_key",
             Error::InvalidApiKey => "invalid_api_key",
             Error::Forbidden { .. } => "forbidden",
             Error::EndpointNotFound { .. } => "endpoint_not_found",
+            Error::NotFound { .. } => "not_found",
             Error::UnknownStream { .. } => "unknown_stream",
             Error::UnreadableBatch { .. } | Error::UnreadableFile { .. } => "unreadable_batch",
             Error::BatchTooLarge { .. } => "payload_too_large",
@@ -66,14 +63,13 @@ impl Error {
         match self {
             Error::MissingParameter { .. }
             | Error::InvalidParameter { .. }
-            | Error::SandboxingDisabled { .. }
             | Error::UnknownStream { .. }
             | Error::UnreadableBatch { .. }
             | Error::UnreadableFile { .. }
             | Error::InvalidConfig { .. } => 400,
             Error::MissingApiKey | Error::InvalidApiKey => 401,
             Error::Forbidden { .. } => 403,
-            Error::EndpointNotFound { .. } => 404,
+            Error::EndpointNotFound { .. } | Error::NotFound { .. } => 404,
             Error::BatchTooLarge { .. } | Error::StoreFull { .. } => 413,
         }
     }
@@ -95,10 +91,6 @@ impl fmt::Display for Error {
             Error::InvalidParameter { name, reason } => {
                 write!(f, "invalid parameter `{name}`: {reason}")
             }
-            Error::SandboxingDisabled { name, endpoint } => write!(
-                f,
-                "parameter `{name}` is not accepted: query sandboxing is disabled for endpoint {endpoint}"
-            ),
             Error::MissingApiKey => write!(
                 f,
                 "missing API key: send it in the X-API-KEY header (or Authorization: Bearer, or api_key)"
@@ -108,6 +100,7 @@ impl fmt::Display for Error {
             Error::EndpointNotFound { name_or_uuid } => {
                 write!(f, "no endpoint named or with id `{name_or_uuid}`")
             }
+            Error::NotFound { path } => write!(f, "no such path: {path}"),
             Error::UnknownStream { name } => write!(
                 f,
                 "unknown log stream `{name}`: expected edge_logs (cloudflare.logs.prod) or function_edge_logs (deno-relay-logs)"

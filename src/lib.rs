@@ -13,6 +13,7 @@ mod feed;
 mod ingest;
 mod json;
 mod params;
+mod routes;
 mod service;
 mod store;
 pub mod timestamp;
@@ -32,6 +33,7 @@ pub use error::{Error, Result};
 pub use feed::{detect_stream, FeedReport, Feeder, DEFAULT_BATCH_BYTES};
 pub use ingest::{RejectReason, Rejection, Stream};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
+pub use routes::Route;
 pub use service::{
     Catalog, Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
 };

@@ -65,6 +65,18 @@ impl Params {
         Ok(params)
     }
 
+    /// These parameters with `name` set to `value` (replacing any sent).
+    pub fn with(&self, name: &str, value: &str) -> Params {
+        let mut pairs: Vec<(String, String)> = self
+            .pairs
+            .iter()
+            .filter(|(k, _)| k != name)
+            .cloned()
+            .collect();
+        pairs.push((name.to_owned(), value.to_owned()));
+        Params { pairs }
+    }
+
     /// The value of `name`; the last one when it is repeated.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.pairs
@@ -92,13 +104,22 @@ impl Params {
     }
 }
 
+/// A percent-encoded path segment (`+` stays `+`).
+pub(crate) fn percent_decode_path(text: &str) -> Option<String> {
+    decode(text, false)
+}
+
 fn percent_decode(text: &str) -> Option<String> {
+    decode(text, true)
+}
+
+fn decode(text: &str, plus_is_space: bool) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         match b {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' => {
                 let hex = bytes.get(i + 1..i + 3)?;
                 let hex = std::str::from_utf8(hex).ok()?;

@@ -8,10 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::{ApiKey, KeyRing, Purpose};
 use crate::cache::{CacheStatus, ResultCache};
-use crate::endpoints::{registry, EndpointInfo, EndpointKind, Query};
+use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, Result};
 use crate::ingest::{self, RejectReason, Rejection, Stream};
 use crate::params::{Params, MAX_VALUE_BYTES};
+use crate::routes::Route;
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -72,6 +73,9 @@ pub struct IngestReport {
 pub struct QueryOutput {
     pub body: Arc<str>,
     pub cache: Option<CacheStatus>,
+    /// What the caller should know about how the call was read (e.g. `sql`
+    /// ignored); the worker sends it as `X-Endpoint-Warning`.
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -233,8 +237,9 @@ impl LogEndpoints {
         Ok(())
     }
 
-    /// Runs an endpoint, checking in this order: key (401), endpoint (404), key's
-    /// endpoint restriction (403), parameters (400), key's project restriction (403).
+    /// Runs an endpoint by name or UUID (Logflare's path), checking in this
+    /// order: key (401), endpoint (404), key's endpoint restriction (403),
+    /// parameters (400), key's project restriction (403).
     pub fn query(
         &mut self,
         name_or_uuid: &str,
@@ -242,8 +247,65 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryOutput> {
+        self.run_call(
+            api_key,
+            now,
+            params,
+            || EndpointKind::resolve(name_or_uuid),
+            |kind, limits| Query::parse(kind, params, limits),
+        )
+    }
+
+    /// Runs an endpoint through Supabase's Management API route, where the
+    /// path names the project and each endpoint has that API's parameters.
+    pub fn query_management(
+        &mut self,
+        project_ref: &str,
+        name: &str,
+        params: &Params,
+        api_key: Option<&str>,
+        now: Micros,
+    ) -> Result<QueryOutput> {
+        self.run_call(
+            api_key,
+            now,
+            params,
+            || EndpointKind::resolve_management(name),
+            |kind, limits| Query::parse_management(kind, project_ref, params, limits),
+        )
+    }
+
+    /// Runs the query a path asks for (`/api/endpoints/query/…` or
+    /// `/v1/projects/{ref}/analytics/endpoints/…`); any other path is 404.
+    pub fn query_path(
+        &mut self,
+        path: &str,
+        params: &Params,
+        api_key: Option<&str>,
+        now: Micros,
+    ) -> Result<QueryOutput> {
+        match Route::parse(path)? {
+            Route::Query { endpoint } => self.query(&endpoint, params, api_key, now),
+            Route::Management {
+                project_ref,
+                endpoint,
+            } => self.query_management(&project_ref, &endpoint, params, api_key, now),
+            Route::Ingest { .. } => Err(Error::NotFound {
+                path: path.chars().take(200).collect(),
+            }),
+        }
+    }
+
+    fn run_call(
+        &mut self,
+        api_key: Option<&str>,
+        now: Micros,
+        params: &Params,
+        resolve: impl FnOnce() -> Result<EndpointKind>,
+        parse: impl FnOnce(EndpointKind, &Limits) -> Result<Query>,
+    ) -> Result<QueryOutput> {
         let key = self.keys.check(api_key, Purpose::Query)?;
-        let kind = EndpointKind::resolve(name_or_uuid)?;
+        let kind = resolve()?;
         key.may_use(kind)?;
         if let Some((name, len)) = params.longer_than(self.limits.max_param_bytes) {
             return Err(Error::invalid(
@@ -254,18 +316,24 @@ impl LogEndpoints {
                 ),
             ));
         }
-        let query = Query::parse(kind, params, &self.limits)?;
+        let query = parse(kind, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
+        let warning = ignored_parameters_warning(kind, params);
         if let Some((body, status)) = self.cache.get(&query, now) {
             return Ok(QueryOutput {
                 body,
                 cache: Some(status),
+                warning,
             });
         }
         let body: Arc<str> = query.run(&self.store, now)?.into();
         let cache = self.cache.put(&query, body.clone(), now);
-        Ok(QueryOutput { body, cache })
+        Ok(QueryOutput {
+            body,
+            cache,
+            warning,
+        })
     }
 
     /// Re-computes cached results that are still in use and due for warming.

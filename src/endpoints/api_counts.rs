@@ -21,11 +21,20 @@ use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 named_values! {
-    /// The `interval` parameter: window and bucket width.
+    /// The `interval` parameter: window and bucket width. The first three are
+    /// the reference's; the others are what Supabase's Management API
+    /// (`15min` … `7day`) and Studio (`1hr`, `1day`, `7day`) send.
     pub enum ApiCountsInterval {
         Minutely = "minutely",
         Hourly = "hourly",
         Daily = "daily",
+        FifteenMinutes = "15min",
+        ThirtyMinutes = "30min",
+        OneHour = "1hr",
+        ThreeHours = "3hr",
+        OneDay = "1day",
+        ThreeDays = "3day",
+        SevenDays = "7day",
     }
 }
 
@@ -43,21 +52,35 @@ impl ApiCountsInterval {
         })
     }
 
-    /// (window counted back from now, bucket width).
+    /// (window counted back from now, bucket width). Studio charts `1hr` as
+    /// the last 60 minutes, `1day` as the last 24 hours and `7day` as the last
+    /// 7 days; buckets keep a chart between 15 and 72 points.
     pub fn window_and_bucket(self) -> (Micros, Micros) {
         match self {
-            ApiCountsInterval::Minutely => (60 * MINUTE, MINUTE),
+            ApiCountsInterval::Minutely | ApiCountsInterval::OneHour => (60 * MINUTE, MINUTE),
             ApiCountsInterval::Hourly => (HOUR, HOUR),
-            ApiCountsInterval::Daily => (7 * DAY, DAY),
+            ApiCountsInterval::Daily | ApiCountsInterval::SevenDays => (7 * DAY, DAY),
+            ApiCountsInterval::FifteenMinutes => (15 * MINUTE, MINUTE),
+            ApiCountsInterval::ThirtyMinutes => (30 * MINUTE, MINUTE),
+            ApiCountsInterval::ThreeHours => (3 * HOUR, HOUR),
+            ApiCountsInterval::OneDay => (DAY, HOUR),
+            ApiCountsInterval::ThreeDays => (3 * DAY, HOUR),
         }
     }
 }
 
 pub(crate) struct ApiCounts;
 
+/// What a Management API call without `interval` gets: the last 24 hours by hour.
+const MANAGEMENT_DEFAULT_INTERVAL: &str = "1day";
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ApiCountsQuery {
     project: String,
+    /// Whether `project` is a pattern over request URLs (the reference), or a
+    /// project ref that selects the entries of that project (the Management
+    /// API's path); then every request of those entries counts.
+    match_urls: bool,
     interval: ApiCountsInterval,
     /// Compiled-size limit of the `project` pattern (`Limits::max_regex_bytes`).
     regex_limit: usize,
@@ -81,6 +104,8 @@ pub struct ApiCountsRow {
 impl Endpoint for ApiCounts {
     const SPEC: EndpointSpec = EndpointSpec {
         name: "usage.api-counts",
+        aliases: &[],
+        management_api: true,
         summary: "Time-bucketed request counts of one project, split by API area (rest, storage, auth, realtime).",
         stream: "edge_logs",
         max_rows: MAX_ROWS,
@@ -88,7 +113,7 @@ impl Endpoint for ApiCounts {
         cache_warming_seconds: Some(300),
         parameters: &[
             Parameter::text("project", true, "abcdefghijklmnopqrst", "a regular expression matched against request URLs"),
-            Parameter::choice("interval", ApiCountsInterval::NAMES, "hourly", "window and bucket width; any other value is an error"),
+            Parameter::choice("interval", ApiCountsInterval::NAMES, "hourly", "window and bucket width; any other value is an error (on the Management API route it is optional, 1day when absent)"),
         ],
     };
     type Query = ApiCountsQuery;
@@ -99,9 +124,29 @@ impl Endpoint for ApiCounts {
     fn parse(params: &Params, limits: &Limits) -> Result<ApiCountsQuery> {
         Ok(ApiCountsQuery {
             project: required(params, "project")?.to_owned(),
+            match_urls: true,
             interval: ApiCountsInterval::parse(required(params, "interval")?)?,
             regex_limit: limits.max_regex_bytes,
             entry_project: None,
+        })
+    }
+
+    /// The path's ref selects the project's own entries (self-hosted refs such
+    /// as `default` never appear in URLs); `interval` is optional.
+    fn parse_management(
+        project_ref: &str,
+        params: &Params,
+        limits: &Limits,
+    ) -> Result<ApiCountsQuery> {
+        let interval = params
+            .non_empty("interval")
+            .unwrap_or(MANAGEMENT_DEFAULT_INTERVAL);
+        Ok(ApiCountsQuery {
+            project: project_ref.to_owned(),
+            match_urls: false,
+            interval: ApiCountsInterval::parse(interval)?,
+            regex_limit: limits.max_regex_bytes,
+            entry_project: Some(project_ref.to_owned()),
         })
     }
 
@@ -114,8 +159,12 @@ impl Endpoint for ApiCounts {
     }
 
     fn run(query: &ApiCountsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
-        let pattern = compile_project_regex(&query.project, query.regex_limit)?;
-        run(&store.edge, &pattern, query, now, rows);
+        let pattern = if query.match_urls {
+            Some(compile_project_regex(&query.project, query.regex_limit)?)
+        } else {
+            None
+        };
+        run(&store.edge, pattern.as_ref(), query, now, rows);
         Ok(())
     }
 }
@@ -159,7 +208,15 @@ impl Counts {
     }
 }
 
-fn run(table: &EdgeTable, project: &Regex, query: &ApiCountsQuery, now: Micros, rows: &mut Rows) {
+/// `project`: the URL pattern, or `None` when every request of the selected
+/// entries counts.
+fn run(
+    table: &EdgeTable,
+    project: Option<&Regex>,
+    query: &ApiCountsQuery,
+    now: Micros,
+    rows: &mut Rows,
+) {
     let entry_project = match query.entry_project.as_deref() {
         Some(name) => match table.projects.lookup(name) {
             Some(id) => Some(id),
@@ -175,13 +232,16 @@ fn run(table: &EdgeTable, project: &Regex, query: &ApiCountsQuery, now: Micros, 
     // dictionary (0 = not yet tried, 1 = no, 2 = yes), which would otherwise cost
     // more to allocate than a short window costs to scan.
     let window_entries = table.len().saturating_sub(start);
-    let mut dense = if window_entries.saturating_mul(4) >= table.urls.len() {
+    let mut dense = if project.is_some() && window_entries.saturating_mul(4) >= table.urls.len() {
         vec![0u8; table.urls.len()]
     } else {
         Vec::new()
     };
     let mut sparse: HashMap<u32, bool> = HashMap::new();
     let mut matches_url = |url: u32| -> bool {
+        let Some(project) = project else {
+            return true;
+        };
         if url == NONE {
             return false;
         }

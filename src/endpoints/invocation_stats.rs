@@ -68,6 +68,9 @@ pub struct InvocationStatsRow {
 impl Endpoint for InvocationStats {
     const SPEC: EndpointSpec = EndpointSpec {
         name: "functions.invocation-stats",
+        // Older Supabase Studio asks for it by this name.
+        aliases: &["functions.inv-stats"],
+        management_api: false,
         summary: "Time-bucketed statistics on one project's function invocations: counts, errors and execution times.",
         stream: "function_edge_logs",
         max_rows: MAX_ROWS,

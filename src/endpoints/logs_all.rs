@@ -9,12 +9,12 @@ use super::spec::{
     named_values, optional_timestamp, required, EndpointSpec, Parameter, Rows, MAX_ROWS,
 };
 use super::Endpoint;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::json;
 use crate::params::Params;
 use crate::service::Limits;
 use crate::store::{upper_bound, EdgeTable, Span, Store};
-use crate::timestamp::{Micros, DAY};
+use crate::timestamp::{Micros, DAY, MINUTE};
 
 /// Fixed row limit of the logs.all query (below the endpoint's 1000 max rows).
 pub const LIMIT: usize = 100;
@@ -55,7 +55,12 @@ pub struct LogsAllQuery {
     tier: ProjectTier,
     start: Option<Micros>,
     end: Option<Micros>,
+    /// No bounds on the Management API route: the last minute before the call.
+    window_from_now: bool,
 }
+
+/// Longest range the Management API route answers.
+const MANAGEMENT_MAX_RANGE: Micros = DAY;
 
 /// One log entry. Written by hand (`write_row`) so that `metadata` is copied as
 /// the raw text it arrived as, with no parse and re-serialisation per row; this
@@ -75,6 +80,8 @@ pub struct LogsAllRow {
 impl Endpoint for LogsAll {
     const SPEC: EndpointSpec = EndpointSpec {
         name: "logs.all",
+        aliases: &[],
+        management_api: true,
         summary: "The newest edge request log entries of one project (at most 100), within its tier's retention.",
         stream: "edge_logs",
         max_rows: MAX_ROWS,
@@ -82,7 +89,7 @@ impl Endpoint for LogsAll {
         cache_warming_seconds: None,
         parameters: &[
             Parameter::text("project", true, "abcdefghijklmnopqrst", "project reference; only its entries are returned"),
-            Parameter::choice("project_tier", ProjectTier::NAMES, "PRO", "retention window: 1 day FREE, 7 days PRO, 90 days PAYG and ENTERPRISE; any other value behaves as FREE"),
+            Parameter::optional_choice("project_tier", ProjectTier::NAMES, "FREE", "retention window: 1 day FREE, 7 days PRO, 90 days PAYG and ENTERPRISE; any other value, or none, behaves as FREE"),
             Parameter::text("iso_timestamp_start", false, "2026-11-20T10:00:00Z", "exclusive lower bound (ISO 8601); empty means none"),
             Parameter::text("iso_timestamp_end", false, "2026-11-20 12:00:00", "inclusive upper bound (ISO 8601); empty means none"),
         ],
@@ -93,9 +100,45 @@ impl Endpoint for LogsAll {
     fn parse(params: &Params, _limits: &Limits) -> Result<LogsAllQuery> {
         Ok(LogsAllQuery {
             project: required(params, "project")?.to_owned(),
-            tier: ProjectTier::parse(required(params, "project_tier")?),
+            // Logflare binds a missing parameter as NULL, which takes the
+            // "any other value" branch: FREE.
+            tier: ProjectTier::parse(params.non_empty("project_tier").unwrap_or("")),
             start: optional_timestamp(params, "iso_timestamp_start")?,
             end: optional_timestamp(params, "iso_timestamp_end")?,
+            window_from_now: false,
+        })
+    }
+
+    /// The Management API's rules: no tier (the longest retention); no bounds
+    /// is the last minute, one bound a minute beside it, and a range over 24
+    /// hours is refused.
+    fn parse_management(
+        project_ref: &str,
+        params: &Params,
+        _limits: &Limits,
+    ) -> Result<LogsAllQuery> {
+        let start = optional_timestamp(params, "iso_timestamp_start")?;
+        let end = optional_timestamp(params, "iso_timestamp_end")?;
+        let (start, end) = match (start, end) {
+            (Some(start), Some(end)) => {
+                if end.saturating_sub(start) > MANAGEMENT_MAX_RANGE {
+                    return Err(Error::invalid(
+                        "iso_timestamp_end",
+                        "the range from iso_timestamp_start is longer than 24 hours; ask for at most 24 hours",
+                    ));
+                }
+                (Some(start), Some(end))
+            }
+            (Some(start), None) => (Some(start), Some(start.saturating_add(MINUTE))),
+            (None, Some(end)) => (Some(end.saturating_sub(MINUTE)), Some(end)),
+            (None, None) => (None, None),
+        };
+        Ok(LogsAllQuery {
+            project: project_ref.to_owned(),
+            tier: ProjectTier::Enterprise,
+            start,
+            end,
+            window_from_now: start.is_none(),
         })
     }
 
@@ -113,9 +156,14 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
     let LogsAllQuery {
         project,
         tier,
-        start,
-        end,
+        window_from_now,
+        ..
     } = query;
+    let (start, end) = if *window_from_now {
+        (Some(now.saturating_sub(MINUTE)), Some(now))
+    } else {
+        (query.start, query.end)
+    };
     let Some(project) = table.projects.lookup(project) else {
         return;
     };

@@ -4,6 +4,8 @@
 //! only lists the endpoints, resolves a name or UUID, and routes a call.
 
 mod api_counts;
+mod api_requests_count;
+mod combined_stats;
 mod invocation_stats;
 mod logs_all;
 mod spec;
@@ -32,6 +34,15 @@ pub(crate) trait Endpoint {
     type Row: ts_rs::TS;
 
     fn parse(params: &Params, limits: &Limits) -> Result<Self::Query>;
+    /// Parses a call of Supabase's Management API route, whose path names the
+    /// project. By default: the path's project as the `project` parameter.
+    fn parse_management(
+        project_ref: &str,
+        params: &Params,
+        limits: &Limits,
+    ) -> Result<Self::Query> {
+        Self::parse(&params.with("project", project_ref), limits)
+    }
     /// The `project` parameter as sent (for usage.api-counts, the pattern).
     fn project(query: &Self::Query) -> &str;
     /// Narrows a call for a key restricted to projects; most endpoints already
@@ -72,9 +83,20 @@ macro_rules! registry {
 
         impl Query {
             pub fn parse(kind: EndpointKind, params: &Params, limits: &Limits) -> Result<Query> {
-                refuse_sandboxed_query(kind, params)?;
                 match kind {
                     $(EndpointKind::$kind => $module::$endpoint::parse(params, limits).map(Query::$kind)),+
+                }
+            }
+
+            pub fn parse_management(
+                kind: EndpointKind,
+                project_ref: &str,
+                params: &Params,
+                limits: &Limits,
+            ) -> Result<Query> {
+                match kind {
+                    $(EndpointKind::$kind => $module::$endpoint::parse_management(project_ref, params, limits)
+                        .map(Query::$kind)),+
                 }
             }
 
@@ -100,22 +122,33 @@ macro_rules! registry {
     };
 }
 
-/// `sql` and `lql` replace an endpoint's query where sandboxing is enabled; it
-/// is disabled for every endpoint here.
-fn refuse_sandboxed_query(kind: EndpointKind, params: &Params) -> Result<()> {
-    match params.names().find(|n| *n == "sql" || *n == "lql") {
-        Some(name) => Err(Error::SandboxingDisabled {
-            name: name.to_owned(),
-            endpoint: kind.name(),
-        }),
-        None => Ok(()),
-    }
+/// `sql` and `lql` replace an endpoint's query where query sandboxing is
+/// enabled. It is disabled for every endpoint here, so, as Logflare does, they
+/// are ignored, but never silently: this is the warning the answer carries.
+pub fn ignored_parameters_warning(kind: EndpointKind, params: &Params) -> Option<String> {
+    let ignored: Vec<&str> = ["sql", "lql"]
+        .into_iter()
+        .filter(|name| params.get(name).is_some())
+        .collect();
+    (!ignored.is_empty()).then(|| {
+        format!(
+            "parameter {} ignored: query sandboxing is disabled for endpoint {}",
+            ignored
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(" and "),
+            kind.name()
+        )
+    })
 }
 
 registry! {
     InvocationStats => invocation_stats::InvocationStats,
     LogsAll => logs_all::LogsAll,
     ApiCounts => api_counts::ApiCounts,
+    ApiRequestsCount => api_requests_count::ApiRequestsCount,
+    CombinedStats => combined_stats::CombinedStats,
 }
 
 impl EndpointKind {
@@ -131,9 +164,12 @@ impl EndpointKind {
         )
     }
 
-    /// Resolves a path segment: the endpoint's name or its UUID (any case, with or without hyphens).
+    /// Resolves a path segment: the endpoint's name, one of its aliases, or its
+    /// UUID (any case, with or without hyphens).
     pub fn resolve(name_or_uuid: &str) -> Result<EndpointKind> {
-        let by_name = ALL.iter().find(|k| k.name() == name_or_uuid);
+        let by_name = ALL
+            .iter()
+            .find(|k| k.name() == name_or_uuid || k.spec().aliases.contains(&name_or_uuid));
         let by_id = || {
             Uuid::try_parse(name_or_uuid)
                 .ok()
@@ -144,6 +180,17 @@ impl EndpointKind {
             .copied()
             .ok_or_else(|| Error::EndpointNotFound {
                 name_or_uuid: name_or_uuid.chars().take(200).collect(),
+            })
+    }
+
+    /// Resolves the name in a Management API path: names only, and only the
+    /// endpoints that route serves.
+    pub fn resolve_management(name: &str) -> Result<EndpointKind> {
+        ALL.iter()
+            .find(|k| k.name() == name && k.spec().management_api)
+            .copied()
+            .ok_or_else(|| Error::EndpointNotFound {
+                name_or_uuid: name.chars().take(200).collect(),
             })
     }
 
@@ -192,7 +239,7 @@ mod tests {
     #[test]
     fn registry_settings() {
         let list = registry();
-        assert_eq!(list.len(), 3);
+        assert_eq!(list.len(), 5);
         assert!(list.iter().all(|e| e.max_rows == 1000 && !e.sandboxing));
         let logs = list.iter().find(|e| e.name == "logs.all").unwrap();
         assert_eq!(

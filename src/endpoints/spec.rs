@@ -16,6 +16,11 @@ pub const MAX_ROWS: usize = 1000;
 #[derive(Debug)]
 pub struct EndpointSpec {
     pub name: &'static str,
+    /// Other names that address it (not other UUIDs).
+    pub aliases: &'static [&'static str],
+    /// Whether Supabase's Management API route
+    /// (`/v1/projects/{ref}/analytics/endpoints/{name}`) serves it.
+    pub management_api: bool,
     /// One line on what it answers.
     pub summary: &'static str,
     /// The log stream it reads (`edge_logs` or `function_edge_logs`).
@@ -60,7 +65,20 @@ impl Parameter {
         }
     }
 
-    /// A parameter with named values.
+    /// An optional parameter with named values: absent, it is `default`.
+    pub const fn optional_choice(
+        name: &'static str,
+        values: &'static [&'static str],
+        default: &'static str,
+        meaning: &'static str,
+    ) -> Parameter {
+        Parameter {
+            required: false,
+            ..Parameter::choice(name, values, default, meaning)
+        }
+    }
+
+    /// A required parameter with named values.
     pub const fn choice(
         name: &'static str,
         values: &'static [&'static str],
@@ -83,7 +101,9 @@ impl Parameter {
 #[serde(rename_all = "camelCase")]
 pub struct EndpointInfo {
     pub name: &'static str,
+    pub aliases: &'static [&'static str],
     pub id: String,
+    pub management_api: bool,
     pub summary: &'static str,
     pub stream: &'static str,
     pub max_rows: usize,
@@ -99,7 +119,9 @@ impl EndpointInfo {
     pub(super) fn new(spec: &'static EndpointSpec, id: String, kind: EndpointKind) -> Self {
         EndpointInfo {
             name: spec.name,
+            aliases: spec.aliases,
             id,
+            management_api: spec.management_api,
             summary: spec.summary,
             stream: spec.stream,
             max_rows: spec.max_rows,
@@ -114,7 +136,7 @@ impl EndpointInfo {
 
 /// An enum of a parameter's named values. One list gives parsing, the names
 /// `endpoints()` lists (and so the page's choices and the generated TypeScript
-/// union), and the name of each value.
+/// union).
 macro_rules! named_values {
     ($(#[$meta:meta])* pub enum $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
@@ -129,10 +151,6 @@ macro_rules! named_values {
                     $($text => Some($name::$variant),)+
                     _ => None,
                 }
-            }
-
-            pub fn name(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
             }
         }
     };

@@ -29,13 +29,9 @@ fn expand(template: &str) -> String {
 }
 
 fn service(limits: Option<&Value>) -> LogEndpoints {
-    let mut l = Limits::default();
-    if let Some(limits) = limits {
-        let get = |name: &str| limits.get(name).and_then(Value::as_u64).map(|v| v as usize);
-        l.max_batch_bytes = get("maxBatchBytes").unwrap_or(l.max_batch_bytes);
-        l.max_batch_entries = get("maxBatchEntries").unwrap_or(l.max_batch_entries);
-        l.max_store_bytes = get("maxStoreBytes").unwrap_or(l.max_store_bytes);
-    }
+    let l: Limits = limits.map_or_else(Limits::default, |l| {
+        serde_json::from_value(l.clone()).unwrap()
+    });
     LogEndpoints::new(Config {
         api_keys: vec![
             ApiKey::new("good-key").unwrap(),
@@ -108,16 +104,29 @@ fn every_bad_input_gets_the_documented_answer() {
         } else {
             let query = &case["query"];
             let result = Params::parse_query_string(&expand(query["params"].as_str().unwrap()))
-                .and_then(|params| {
-                    svc.query(
+                .and_then(|params| match query["path"].as_str() {
+                    Some(path) => svc.query_path(path, &params, query["key"].as_str(), NOW),
+                    None => svc.query(
                         query["endpoint"].as_str().unwrap(),
                         &params,
                         query["key"].as_str(),
                         NOW,
-                    )
+                    ),
                 });
             match result {
-                Ok(_) => assert_eq!(expect["status"], 200, "{what}: succeeded"),
+                Ok(out) => {
+                    assert_eq!(expect["status"], 200, "{what}: succeeded");
+                    let warning = expect["warning"].as_str();
+                    assert_eq!(
+                        out.warning.is_some(),
+                        warning.is_some(),
+                        "{what}: {:?}",
+                        out.warning
+                    );
+                    if let (Some(got), Some(expected)) = (&out.warning, warning) {
+                        assert!(got.contains(expected), "{what}: {got}");
+                    }
+                }
                 Err(e) => check_error(what, &e, expect),
             }
         }

@@ -170,18 +170,43 @@ fn missing_project_or_tier() {
     let mut svc = service();
     let e = error(&mut svc, "logs.all", &[("project_tier", "FREE")]);
     assert_eq!(e.code(), "missing_parameter");
-    let e = error(
+    // A missing or empty tier is FREE, as Logflare binds it (NULL → the
+    // "any other value" branch); Studio never sends one.
+    ingest(
+        &mut svc,
+        "edge_logs",
+        &[
+            edge("recent", NOW - 2 * HOUR, "p", "/rest/v1/a"),
+            edge("older", NOW - 2 * DAY, "p", "/rest/v1/a"),
+        ],
+    );
+    for tier in [None, Some(""), Some("FREE"), Some("GOLD")] {
+        let mut params = vec![("project", "p")];
+        params.extend(tier.map(|t| ("project_tier", t)));
+        let body = run(&mut svc, "logs.all", &params, NOW).unwrap().body;
+        assert!(
+            body.contains("\"recent\"") && !body.contains("\"older\""),
+            "{tier:?}: {body}"
+        );
+    }
+    // `sql` and `lql` are ignored, as Logflare does with sandboxing disabled,
+    // but the answer says so.
+    let plain = run(&mut svc, "logs.all", &[("project", "p")], NOW).unwrap();
+    assert_eq!(plain.warning, None);
+    let with_lql = run(
         &mut svc,
         "logs.all",
-        &[("project", "p"), ("project_tier", "")],
+        &[("project", "p"), ("lql", "x"), ("sql", "")],
+        NOW,
+    )
+    .unwrap();
+    assert_eq!(with_lql.body, plain.body);
+    assert_eq!(
+        with_lql.warning.as_deref(),
+        Some(
+            "parameter `sql` and `lql` ignored: query sandboxing is disabled for endpoint logs.all"
+        )
     );
-    assert!(e.to_string().contains("`project_tier`"));
-    let e = error(
-        &mut svc,
-        "logs.all",
-        &[("project", "p"), ("project_tier", "FREE"), ("lql", "x")],
-    );
-    assert_eq!(e.code(), "sandboxing_disabled");
     // Undeclared parameters are ignored.
     assert!(run(
         &mut svc,

@@ -295,7 +295,13 @@ fn endpoints_listing() {
     let names: Vec<&str> = svc.endpoints().iter().map(|e| e.name).collect();
     assert_eq!(
         names,
-        ["functions.invocation-stats", "logs.all", "usage.api-counts"]
+        [
+            "functions.invocation-stats",
+            "logs.all",
+            "usage.api-counts",
+            "usage.api-requests-count",
+            "functions.combined-stats"
+        ]
     );
 }
 

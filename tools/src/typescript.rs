@@ -95,7 +95,7 @@ mod tests {
         for needle in [
             "export type InvocationStatsInterval = \"5min\" | \"15min\" | \"1hr\" | \"1day\" | \"7day\";",
             "export interface LogsAllParams {",
-            "project_tier: LogsAllProjectTier;",
+            "project_tier?: LogsAllProjectTier;",
             "iso_timestamp_start?: string;",
             "export type ApiCountsRow = {",
             "timestamp: number,",

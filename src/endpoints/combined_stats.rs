@@ -1,0 +1,185 @@
+//! functions.combined-stats: one function's invocations per time bucket, by
+//! status class, with execution times, as Supabase's Management API route of
+//! that name answers (Studio's edge function overview reads it). This module
+//! owns the endpoint.
+//!
+//! What the function stream holds decides which fields have values. Counts by
+//! status class and execution times come from each invocation's response and
+//! `execution_time_ms`. The log-level counts (`log_count`, `log_info_count`,
+//! `log_warn_count`, `log_error_count`) count records of the function's own
+//! console log stream (`function_logs`), and the CPU and memory figures
+//! (`*_cpu_time_used`, `*_memory_used`) come from the runtime's shutdown
+//! events in that stream; neither is in `function_edge_logs`, so they are null.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
+use super::Endpoint;
+use crate::error::{Error, Result};
+use crate::params::Params;
+use crate::service::Limits;
+use crate::store::{lower_bound, Store, NO_STATUS};
+use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE};
+
+named_values! {
+    /// The `interval` parameter: window and bucket width (as Studio's edge
+    /// function charts: the last 15 minutes, hour, 3 hours or day).
+    pub enum CombinedStatsInterval {
+        FifteenMinutes = "15min",
+        OneHour = "1hr",
+        ThreeHours = "3hr",
+        OneDay = "1day",
+    }
+}
+
+impl CombinedStatsInterval {
+    /// (window counted back from now, bucket width).
+    fn window_and_step(self) -> (Micros, Micros) {
+        match self {
+            CombinedStatsInterval::FifteenMinutes => (15 * MINUTE, MINUTE),
+            CombinedStatsInterval::OneHour => (HOUR, MINUTE),
+            CombinedStatsInterval::ThreeHours => (3 * HOUR, HOUR),
+            CombinedStatsInterval::OneDay => (DAY, HOUR),
+        }
+    }
+}
+
+pub(crate) struct CombinedStats;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CombinedStatsQuery {
+    project: String,
+    function_id: String,
+    interval: CombinedStatsInterval,
+}
+
+/// One bucket of the answer.
+#[derive(Serialize, TS, Default)]
+pub struct CombinedStatsRow {
+    /// Bucket start, microseconds since the Unix epoch.
+    timestamp: Micros,
+    requests_count: i64,
+    /// Status 200–299.
+    success_count: i64,
+    /// Status 300–399.
+    redirect_count: i64,
+    /// Status 400–499.
+    client_err_count: i64,
+    /// Status 500 and above.
+    server_err_count: i64,
+    avg_execution_time: Option<f64>,
+    max_execution_time: Option<f64>,
+    /// Null: console log records are not in the function stream.
+    log_count: Option<i64>,
+    log_info_count: Option<i64>,
+    log_warn_count: Option<i64>,
+    log_error_count: Option<i64>,
+    /// Null: CPU and memory figures are not in the function stream.
+    avg_cpu_time_used: Option<f64>,
+    max_cpu_time_used: Option<f64>,
+    avg_memory_used: Option<f64>,
+    avg_heap_memory_used: Option<f64>,
+    avg_external_memory_used: Option<f64>,
+}
+
+impl Endpoint for CombinedStats {
+    const SPEC: EndpointSpec = EndpointSpec {
+        name: "functions.combined-stats",
+        aliases: &[],
+        management_api: true,
+        summary: "One function's invocations per time bucket by status class (2xx, 3xx, 4xx, 5xx), with average and maximum execution time.",
+        stream: "function_edge_logs",
+        max_rows: MAX_ROWS,
+        cache_seconds: Some(900),
+        cache_warming_seconds: Some(300),
+        parameters: &[
+            Parameter::text("project", true, "abcdefghijklmnopqrst", "project reference (from the path on the Management API route)"),
+            Parameter::text("function_id", true, "f-hello", "the function whose invocations count"),
+            Parameter::choice("interval", CombinedStatsInterval::NAMES, "15min", "window and bucket width: 15min and 1hr by minute, 3hr and 1day by hour; any other value is an error"),
+        ],
+    };
+    type Query = CombinedStatsQuery;
+    type Row = CombinedStatsRow;
+
+    fn parse(params: &Params, _limits: &Limits) -> Result<CombinedStatsQuery> {
+        let interval = required(params, "interval")?;
+        Ok(CombinedStatsQuery {
+            project: required(params, "project")?.to_owned(),
+            function_id: required(params, "function_id")?.to_owned(),
+            interval: CombinedStatsInterval::from_name(interval).ok_or_else(|| {
+                Error::invalid(
+                    "interval",
+                    format!(
+                        "`{}` is not one of {}",
+                        interval.chars().take(50).collect::<String>(),
+                        CombinedStatsInterval::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        })
+    }
+
+    fn project(query: &CombinedStatsQuery) -> &str {
+        &query.project
+    }
+
+    fn run(query: &CombinedStatsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
+        let table = &store.functions;
+        let (Some(project), Some(function)) = (
+            table.projects.lookup(&query.project),
+            table.functions.lookup(&query.function_id),
+        ) else {
+            return Ok(());
+        };
+        let (window, step) = query.interval.window_and_step();
+        let first = truncate(now.saturating_sub(window), step);
+        let last = truncate(now, step);
+        let mut bucket_start = first;
+        while bucket_start <= last && !rows.is_full() {
+            let from = lower_bound(&table.timestamp, bucket_start);
+            let to = lower_bound(&table.timestamp, bucket_start.saturating_add(step));
+            let mut row = CombinedStatsRow {
+                timestamp: bucket_start,
+                ..CombinedStatsRow::default()
+            };
+            let (mut sum, mut timed, mut max) = (0.0, 0usize, f64::NEG_INFINITY);
+            for i in from..to {
+                let (Some(&p), Some(&f), Some(&status), Some(&time)) = (
+                    table.project.get(i),
+                    table.function.get(i),
+                    table.status_code.get(i),
+                    table.execution_time_ms.get(i),
+                ) else {
+                    break;
+                };
+                if p != project || f != function {
+                    continue;
+                }
+                row.requests_count += 1;
+                match status {
+                    NO_STATUS => {}
+                    200..=299 => row.success_count += 1,
+                    300..=399 => row.redirect_count += 1,
+                    400..=499 => row.client_err_count += 1,
+                    500.. => row.server_err_count += 1,
+                    _ => {}
+                }
+                if !time.is_nan() {
+                    sum += time;
+                    timed += 1;
+                    max = max.max(time);
+                }
+            }
+            if timed > 0 {
+                row.avg_execution_time = Some(sum / timed as f64);
+                row.max_execution_time = Some(max);
+            }
+            if row.requests_count > 0 {
+                rows.push(&row);
+            }
+            bucket_start = bucket_start.saturating_add(step);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,104 @@
+//! The HTTP paths the service answers and what each one asks for: Logflare's
+//! endpoint path, Supabase's Management API analytics path, and the ingest
+//! path. Hosts (the edge worker) ask the core which route a path is, rather
+//! than matching paths themselves.
+
+use crate::error::{Error, Result};
+use crate::params::percent_decode_path;
+
+/// What a path asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/api/endpoints/query/{name_or_uuid}`: Logflare's endpoint path.
+    Query { endpoint: String },
+    /// `/v1/projects/{ref}/analytics/endpoints/{name}` (and `/v0/…`): Supabase's
+    /// Management API, with the project in the path.
+    Management {
+        project_ref: String,
+        endpoint: String,
+    },
+    /// `/api/logs/{stream}`: a batch of log entries.
+    Ingest { stream: String },
+}
+
+impl Route {
+    pub fn parse(path: &str) -> Result<Route> {
+        let not_found = || Error::NotFound {
+            path: path.chars().take(200).collect(),
+        };
+        let trimmed = path.strip_suffix('/').unwrap_or(path);
+        let segments: Vec<&str> = trimmed.split('/').collect();
+        let decode = |segment: &str| {
+            percent_decode_path(segment)
+                .filter(|s| !s.is_empty())
+                .ok_or_else(not_found)
+        };
+        match segments.as_slice() {
+            ["", "api", "endpoints", "query", endpoint] => Ok(Route::Query {
+                endpoint: decode(endpoint)?,
+            }),
+            ["", "v1" | "v0", "projects", project_ref, "analytics", "endpoints", endpoint] => {
+                Ok(Route::Management {
+                    project_ref: decode(project_ref)?,
+                    endpoint: decode(endpoint)?,
+                })
+            }
+            ["", "api", "logs", stream] => Ok(Route::Ingest {
+                stream: decode(stream)?,
+            }),
+            _ => Err(not_found()),
+        }
+    }
+
+    /// The HTTP methods the route takes (besides OPTIONS).
+    pub fn methods(&self) -> &'static [&'static str] {
+        match self {
+            Route::Query { .. } | Route::Management { .. } => &["GET", "POST"],
+            Route::Ingest { .. } => &["POST"],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            Route::parse("/api/endpoints/query/logs.all/"),
+            Ok(Route::Query {
+                endpoint: "logs.all".into()
+            })
+        );
+        assert_eq!(
+            Route::parse("/v0/projects/default/analytics/endpoints/usage.api-counts"),
+            Ok(Route::Management {
+                project_ref: "default".into(),
+                endpoint: "usage.api-counts".into()
+            })
+        );
+        assert_eq!(
+            Route::parse("/api/logs/deno-relay-logs"),
+            Ok(Route::Ingest {
+                stream: "deno-relay-logs".into()
+            })
+        );
+        assert_eq!(
+            Route::parse("/api/logs/a%2Bb").map(|r| r.methods()),
+            Ok(&["POST"][..])
+        );
+        for bad in [
+            "/",
+            "/api/endpoints/query/",
+            "/v2/projects/p/analytics/endpoints/x",
+            "/api/logs/%zz",
+        ] {
+            assert_eq!(
+                Route::parse(bad).map_err(|e| e.code()),
+                Err("not_found"),
+                "{bad}"
+            );
+        }
+    }
+}
