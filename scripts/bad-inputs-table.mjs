@@ -34,8 +34,10 @@ export function run(c) {
       }
     }
     try {
-      const out = svc.queryRaw(c.query.endpoint, expand(c.query.params), c.query.key ?? undefined);
-      return { status: 200, body: out.body };
+      const params = expand(c.query.params);
+      const key = c.query.key ?? undefined;
+      const out = c.query.path ? svc.queryPath(c.query.path, params, key) : svc.queryRaw(c.query.endpoint, params, key);
+      return { status: 200, body: out.body, warning: out.warning };
     } catch (error) {
       return { error };
     }
@@ -56,8 +58,11 @@ export function table() {
       const r = got.report;
       const first = r.rejected[0];
       answer = `accepted ${r.accepted}, rejected ${r.rejectedTotal}` + (first ? ` — entry ${first.index}: ${clip(first.reason)}` : "");
-    } else answer = `${got.status}, ${JSON.parse(got.body).result.length} rows`;
-    const sent = c.ingest ? `ingest into \`${c.ingest.stream}\`` : `\`${c.query.endpoint}\``;
+    } else {
+      const rows = JSON.parse(got.body).result.length;
+      answer = `${got.status}, ${rows} row${rows === 1 ? "" : "s"}` + (got.warning ? `, warning: ${got.warning}` : "");
+    }
+    const sent = c.ingest ? `ingest into \`${c.ingest.stream}\`` : `\`${c.query.path ?? c.query.endpoint}\``;
     return `| ${cell(c.what)} | ${sent} | ${cell(answer)} |`;
   });
   return [START, "", "| bad input | sent to | what comes back |", "|---|---|---|", ...rows, "", END].join("\n");

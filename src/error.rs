@@ -18,6 +18,8 @@ pub enum Error {
     Forbidden { reason: String },
     /// No endpoint has this name or UUID.
     EndpointNotFound { name_or_uuid: String },
+    /// The Management API route serves no endpoint of this name.
+    NotOnManagementApi { name: String, served: String },
     /// No route has this path.
     NotFound { path: String },
     /// The stream name of an ingest call is not one the endpoints read.
@@ -48,7 +50,9 @@ impl Error {
             Error::MissingApiKey => "missing_api_key",
             Error::InvalidApiKey => "invalid_api_key",
             Error::Forbidden { .. } => "forbidden",
-            Error::EndpointNotFound { .. } => "endpoint_not_found",
+            Error::EndpointNotFound { .. } | Error::NotOnManagementApi { .. } => {
+                "endpoint_not_found"
+            }
             Error::NotFound { .. } => "not_found",
             Error::UnknownStream { .. } => "unknown_stream",
             Error::UnreadableBatch { .. } | Error::UnreadableFile { .. } => "unreadable_batch",
@@ -69,7 +73,9 @@ impl Error {
             | Error::InvalidConfig { .. } => 400,
             Error::MissingApiKey | Error::InvalidApiKey => 401,
             Error::Forbidden { .. } => 403,
-            Error::EndpointNotFound { .. } | Error::NotFound { .. } => 404,
+            Error::EndpointNotFound { .. }
+            | Error::NotOnManagementApi { .. }
+            | Error::NotFound { .. } => 404,
             Error::BatchTooLarge { .. } | Error::StoreFull { .. } => 413,
         }
     }
@@ -100,6 +106,10 @@ impl fmt::Display for Error {
             Error::EndpointNotFound { name_or_uuid } => {
                 write!(f, "no endpoint named or with id `{name_or_uuid}`")
             }
+            Error::NotOnManagementApi { name, served } => write!(
+                f,
+                "the Management API route has no endpoint `{name}`; it serves {served}"
+            ),
             Error::NotFound { path } => write!(f, "no such path: {path}"),
             Error::UnknownStream { name } => write!(
                 f,

@@ -11,8 +11,6 @@ import wasmModule from "../pkg/log_endpoints_bg.wasm";
 
 initSync({ module: wasmModule });
 
-const QUERY_PATH = /^\/api\/endpoints\/query\/([^/]+)\/?$/;
-const INGEST_PATH = /^\/api\/logs\/([^/]+)\/?$/;
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 // The store's memory budget: a Workers isolate has 128 MB for the wasm memory,
 // the JS heap and a batch in flight.
@@ -26,7 +24,7 @@ const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
   "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding",
-  "Access-Control-Expose-Headers": "X-Cache, Cache-Control",
+  "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning",
   "Access-Control-Max-Age": "86400",
 };
 
@@ -47,14 +45,6 @@ function withCors(response) {
   return out;
 }
 
-function route(pathname) {
-  let m = QUERY_PATH.exec(pathname);
-  if (m) return { kind: "query", methods: ["GET", "POST"] };
-  m = INGEST_PATH.exec(pathname);
-  if (m) return { kind: "ingest", methods: ["POST"] };
-  return null;
-}
-
 function logStore(env) {
   return env.LOG_STORE.get(env.LOG_STORE.idFromName("logs"));
 }
@@ -62,9 +52,11 @@ function logStore(env) {
 export default {
   async fetch(request, env) {
     const url = new URL(request.url);
-    const target = route(url.pathname);
-    if (!target) {
-      return withCors(errorResponse(404, "not_found", `no such path: ${url.pathname.slice(0, 200)}`));
+    let target;
+    try {
+      target = LogEndpoints.route(url.pathname); // the core knows the paths; 404 otherwise
+    } catch (e) {
+      return withCors(errorResponse(e.status, e.code, e.message));
     }
     if (request.method === "OPTIONS") {
       return new Response(null, { status: 204, headers: CORS_HEADERS });
@@ -95,9 +87,11 @@ function settingsFrom(env) {
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean);
+  // A JSON array (plain keys and `{ key, endpoints?, projects? }`) or a comma list.
+  const keys = (value) => (String(value ?? "").trim().startsWith("[") ? JSON.parse(value) : list(value));
   const number = (value) => (value === undefined || value === "" ? undefined : Number(value));
   return {
-    apiKeys: list(env.API_KEYS),
+    apiKeys: keys(env.API_KEYS),
     ingestKeys: list(env.INGEST_KEYS),
     fixedNowMs: number(env.FIXED_NOW_MS),
     maxBodyBytes: number(env.MAX_BODY_BYTES) ?? DEFAULT_MAX_BODY_BYTES,
@@ -217,8 +211,9 @@ export class LogStore {
     if (testNow !== null) this.service.setNow(Number(testNow));
     try {
       if (url.pathname === "/__maintain") return this.maintain(request);
-      if (QUERY_PATH.test(url.pathname)) return await this.query(request, url);
-      return await this.ingest(request, url);
+      const target = LogEndpoints.route(url.pathname);
+      if (target.kind === "ingest") return await this.ingest(request, url, target.stream);
+      return await this.query(request, url);
     } catch (e) {
       return this.failure(e);
     } finally {
@@ -227,7 +222,6 @@ export class LogStore {
   }
 
   async query(request, url) {
-    const name = decodeURIComponent(QUERY_PATH.exec(url.pathname)[1]);
     let params = url.searchParams;
     if (request.method === "POST") {
       const text = new TextDecoder().decode(await readBody(request, 64 * 1024));
@@ -245,15 +239,15 @@ export class LogStore {
     if (this.settings.testHooks && request.headers.get("X-Test-Trap") === "1") {
       throw new WebAssembly.RuntimeError("unreachable (simulated by X-Test-Trap)");
     }
-    const out = this.service.queryRaw(name, params, presentedKey(request, url));
+    const out = this.service.queryPath(url.pathname, params, presentedKey(request, url));
     const headers = out.cache
       ? { "Cache-Control": `max-age=${out.maxAge}`, "X-Cache": out.cache }
       : { "Cache-Control": "no-store" };
+    if (out.warning) headers["X-Endpoint-Warning"] = out.warning;
     return json(200, out.body, headers);
   }
 
-  async ingest(request, url) {
-    const stream = decodeURIComponent(INGEST_PATH.exec(url.pathname)[1]);
+  async ingest(request, url, stream) {
     // The core decides: 401 for a missing or unknown key, 403 for a query key.
     this.service.authorizeIngest(presentedKey(request, url));
     const body = await readBody(request, this.settings.maxBodyBytes);

@@ -186,11 +186,13 @@ impl EndpointKind {
     /// Resolves the name in a Management API path: names only, and only the
     /// endpoints that route serves.
     pub fn resolve_management(name: &str) -> Result<EndpointKind> {
-        ALL.iter()
-            .find(|k| k.name() == name && k.spec().management_api)
+        let served = || ALL.iter().filter(|k| k.spec().management_api);
+        served()
+            .find(|k| k.name() == name)
             .copied()
-            .ok_or_else(|| Error::EndpointNotFound {
-                name_or_uuid: name.chars().take(200).collect(),
+            .ok_or_else(|| Error::NotOnManagementApi {
+                name: name.chars().take(200).collect(),
+                served: served().map(|k| k.name()).collect::<Vec<_>>().join(", "),
             })
     }
 

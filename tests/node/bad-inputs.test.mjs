@@ -12,6 +12,8 @@ test(`each of the ${cases.length} bad inputs gets its documented answer through 
     const e = c.expect;
     if (e.status === 200) {
       assert.equal(got.status, 200, `${c.what}: ${got.error?.message}`);
+      assert.equal(Boolean(got.warning), Boolean(e.warning), `${c.what}: warning ${got.warning}`);
+      if (e.warning) assert.ok(got.warning.includes(e.warning), `${c.what}: ${got.warning}`);
     } else if (e.status) {
       assert.ok(got.error instanceof Error, `${c.what}: expected an Error, got ${JSON.stringify(got)}`);
       assert.equal(got.error.status, e.status, c.what);

@@ -18,7 +18,10 @@ const QUERY_KEY = "query-key";
 const INGEST_KEY = "ingest-key";
 const BASE = "http://worker.test";
 const [project] = projectRefs();
-const bindings = { API_KEYS: `${QUERY_KEY},second-key`, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), MAX_BODY_BYTES: "1500000", TEST_HOOKS: "1" };
+const RESTRICTED_KEY = "restricted-key";
+// API_KEYS as JSON: plain keys and a key restricted to one project.
+const API_KEYS = JSON.stringify([QUERY_KEY, "second-key", { key: RESTRICTED_KEY, projects: [projectRefs()[0]] }]);
+const bindings = { API_KEYS, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), MAX_BODY_BYTES: "1500000", TEST_HOOKS: "1" };
 
 const edge = [...generate({ stream: "edge_logs", count: 1500, endMs: NOW, spanMs: 6 * 3600e3 })];
 const fns = [...generate({ stream: "function_edge_logs", count: 1500, endMs: NOW, spanMs: 6 * 3600e3 })];
@@ -127,11 +130,10 @@ test("each key form, and 401 before anything else", async () => {
 });
 
 test("every error status, named", async () => {
-  let message = await expectError(await get("logs.all", { project }), 400, "missing_parameter");
-  assert.match(message, /project_tier/);
+  let message = await expectError(await get("logs.all", { project_tier: "FREE" }), 400, "missing_parameter");
+  assert.match(message, /project/);
   message = await expectError(await get("usage.api-counts", { project, interval: "weekly" }), 400, "invalid_parameter");
   assert.match(message, /interval/);
-  await expectError(await get("logs.all", { project, project_tier: "FREE", sql: "select 1" }), 400, "sandboxing_disabled");
   const put = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all`, { method: "PUT", headers: { "X-API-KEY": QUERY_KEY } });
   await expectError(put, 405, "method_not_allowed");
   assert.equal(put.headers.get("Allow"), "GET, POST, OPTIONS");
@@ -231,4 +233,93 @@ test("a lowered MAX_BODY_BYTES does not keep stored batches from loading", async
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), before);
   await expectError(await post("edge_logs", "x".repeat(1001)), 413, "payload_too_large");
+});
+
+// ---- Supabase's Management API route and Studio's own requests -------------------------------
+
+function management(name, params, { project: ref = project, version = "v1", key = QUERY_KEY } = {}) {
+  const query = new URLSearchParams(params).toString();
+  return mf.dispatchFetch(`${BASE}/${version}/projects/${ref}/analytics/endpoints/${name}?${query}`, {
+    headers: key ? { Authorization: `Bearer ${key}` } : {},
+  });
+}
+
+test("each Management API route answers as the same query through /api/endpoints/query", async () => {
+  const fn = fns[0].metadata[0].function_id;
+  const pairs = [
+    ...["15min", "30min", "1hr", "3hr", "1day", "3day", "7day"].map((interval) => [
+      ["usage.api-counts", { interval }],
+      ["usage.api-counts", { project, interval }],
+    ]),
+    [["usage.api-counts", {}], ["usage.api-counts", { project, interval: "1day" }]],
+    [["usage.api-requests-count", {}], ["usage.api-requests-count", { project }]],
+    ...["15min", "1hr", "3hr", "1day"].map((interval) => [
+      ["functions.combined-stats", { function_id: fn, interval }],
+      ["functions.combined-stats", { project, function_id: fn, interval }],
+    ]),
+    [
+      ["logs.all", { iso_timestamp_start: "2026-11-20T08:00:00Z", iso_timestamp_end: "2026-11-20T11:30:00Z" }],
+      ["logs.all", { project, project_tier: "ENTERPRISE", iso_timestamp_start: "2026-11-20T08:00:00Z", iso_timestamp_end: "2026-11-20T11:30:00Z" }],
+    ],
+  ];
+  let nonEmpty = 0;
+  for (const [[name, params], [sameName, sameParams]] of pairs) {
+    const expected = await (await get(sameName, sameParams)).json();
+    for (const version of ["v1", "v0"]) {
+      const res = await management(name, params, { version });
+      assert.equal(res.status, 200, `${version} ${name} ${JSON.stringify(params)}`);
+      assert.deepEqual(await res.json(), expected, `${version} ${name} ${JSON.stringify(params)}`);
+    }
+    if (expected.result.length > 0) nonEmpty++;
+  }
+  assert.ok(nonEmpty >= pairs.length - 2, `most answers have rows (${nonEmpty} of ${pairs.length})`);
+  const count = await (await management("usage.api-requests-count", {})).json();
+  assert.ok(count.result[0].count > 0);
+  // Keys: each form, and a project-restricted key with another project in the path.
+  const own = await management("usage.api-counts", { interval: "1hr" }, { key: RESTRICTED_KEY });
+  assert.equal(own.status, 200);
+  const other = projectRefs()[1];
+  await expectError(await management("usage.api-counts", { interval: "1hr" }, { project: other, key: RESTRICTED_KEY }), 403, "forbidden");
+  await expectError(await management("logs.all", {}, { project: other, key: RESTRICTED_KEY }), 403, "forbidden");
+  await expectError(await management("usage.api-counts", {}, { key: null }), 401, "missing_api_key");
+  await expectError(await management("functions.invocation-stats", { interval: "1hr" }), 404, "endpoint_not_found");
+  await expectError(await management("usage.api-counts", { interval: "weekly" }), 400, "invalid_parameter");
+  const long = { iso_timestamp_start: "2026-11-19T00:00:00Z", iso_timestamp_end: "2026-11-20T11:00:00Z" };
+  assert.match(await expectError(await management("logs.all", long), 400, "invalid_parameter"), /24 hours/);
+});
+
+test("Studio's requests, read the way Studio reads them", async () => {
+  // Studio (self-hosted, LOGFLARE_URL pointing here) sends x-api-key and `project`.
+  const studio = (name, params) => {
+    const query = new URLSearchParams({ project, ...params }).toString();
+    return mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}?${query}`, { headers: { "x-api-key": QUERY_KEY, Accept: "application/json" } });
+  };
+  // Logs Explorer: `sql` and a time range on every call, no project_tier.
+  const range = { iso_timestamp_start: "2026-11-20T06:00:00.000Z", iso_timestamp_end: "2026-11-20T12:00:00.000Z" };
+  let res = await studio("logs.all", { sql: "select id, timestamp, event_message from edge_logs limit 100", ...range });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get("X-Endpoint-Warning"), /`sql` ignored: query sandboxing is disabled/);
+  let body = await res.json();
+  assert.ok(Array.isArray(body.result) && body.result.length > 0 && !body.error);
+  for (const row of body.result) assert.ok(Number.isInteger(row.timestamp) && String(row.timestamp).length === 16, "µs timestamps");
+  assert.deepEqual(body, reference.query("logs.all", { project, project_tier: "FREE", ...range }, QUERY_KEY));
+  // The home page's usage chart: 1hr, 1day and 7day; timestamps as UTC datetimes.
+  for (const interval of ["1hr", "1day", "7day"]) {
+    res = await studio("usage.api-counts", { interval });
+    assert.equal(res.status, 200, interval);
+    body = await res.json();
+    assert.ok(body.result.length > 0, interval);
+    for (const row of body.result) assert.match(row.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/);
+    assert.equal(res.headers.get("X-Endpoint-Warning"), null);
+  }
+  // Older Studio's name for invocation statistics.
+  const fn = fns[0].metadata[0].function_id;
+  res = await studio("functions.inv-stats", { interval: "1day", function_id: fn });
+  body = await res.json();
+  assert.deepEqual(body, reference.query("functions.invocation-stats", { project, interval: "1day", function_id: fn }, QUERY_KEY));
+  assert.ok(body.result.length > 0 && String(body.result[0].timestamp).length === 16);
+  // Errors: Studio shows `error.message`.
+  res = await studio("usage.api-counts", { interval: "fortnightly" });
+  assert.equal(res.status, 400);
+  assert.match((await res.json()).error.message, /`interval`: `fortnightly` is not one of/);
 });
