@@ -10,6 +10,7 @@ import type {
   IngestReport,
   LogEndpointsOptions,
   RawQueryResult,
+  RouteInfo,
   StoreStats,
   StreamName,
   WarmReport,
@@ -33,7 +34,11 @@ export declare class LogEndpoints {
   query(endpoint: EndpointUuid, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
   // Last, so a mistake in a typed call is reported against this overload.
   query<E extends EndpointName>(endpoint: E, params: EndpointParams[E], apiKey?: string): { result: EndpointRows[E][] };
-  queryRaw(endpoint: EndpointName | EndpointUuid, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
+  queryRaw(endpoint: EndpointName | EndpointUuid | "functions.inv-stats", params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
+  /** A request path: `/api/endpoints/query/{name_or_uuid}` or `/v1/projects/{ref}/analytics/endpoints/{name}` (Supabase's Management API). */
+  queryPath(path: string, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
+  /** What a request path is (throws 404 `not_found` for any other path). */
+  static route(path: string): RouteInfo;
   endpoints(): EndpointInfo[];
   warmCache(): WarmReport;
   clearCache(): void;

@@ -3,6 +3,10 @@
 //! entry to the edge or the function stream by its fields, ingesting each stream
 //! in batches of about `batch_bytes`, and naming rejected entries by their
 //! place in the whole input. The CLI and the browser page feed files through it.
+//!
+//! Files are NDJSON, a JSON array, or CSV with a header row naming at least
+//! `id` and `timestamp`, as Supabase Studio's Logs Explorer exports results
+//! (`metadata` as a JSON text column, `null` written as the word).
 
 use std::sync::OnceLock;
 
@@ -55,6 +59,8 @@ enum Framing {
     Lines,
     /// A JSON array: gathered whole, then split.
     Array(Vec<u8>),
+    /// CSV with a header row: gathered whole, then each record made an entry.
+    Csv(Vec<u8>),
 }
 
 /// One stream's pending batch: NDJSON lines, or (for array input) a JSON array.
@@ -103,23 +109,28 @@ impl Feeder {
     }
 
     /// Adds the next piece of input (any split, even inside a line or a character).
-    pub fn push(&mut self, service: &mut LogEndpoints, mut bytes: &[u8]) -> Result<()> {
+    pub fn push(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
         if let Framing::Undecided = self.framing {
-            if self.report.entries == 0 && self.carry.is_empty() {
-                bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-            }
-            let Some(first) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
+            // The framing is decided on the first non-blank line, once it is whole.
+            self.carry.extend_from_slice(bytes);
+            let text = self
+                .carry
+                .strip_prefix("\u{feff}".as_bytes())
+                .unwrap_or(&self.carry);
+            let Some(first) = text.iter().position(|b| !b.is_ascii_whitespace()) else {
                 return Ok(());
             };
-            self.arrays = bytes.get(first) == Some(&b'[');
-            self.framing = if self.arrays {
-                Framing::Array(Vec::new())
-            } else {
-                Framing::Lines
-            };
+            let start = text.get(first..).unwrap_or_default();
+            if start.first() != Some(&b'[') && !start.contains(&b'\n') {
+                return Ok(());
+            }
+            let start = start.to_vec();
+            self.carry.clear();
+            self.decide(&start);
+            return self.push(service, &start);
         }
         match &mut self.framing {
-            Framing::Array(text) => {
+            Framing::Array(text) | Framing::Csv(text) => {
                 text.extend_from_slice(bytes);
                 Ok(())
             }
@@ -142,8 +153,30 @@ impl Feeder {
         }
     }
 
+    /// Picks the framing from the input's first non-blank bytes.
+    fn decide(&mut self, start: &[u8]) {
+        self.arrays = start.first() == Some(&b'[');
+        self.framing = if self.arrays {
+            Framing::Array(Vec::new())
+        } else if is_csv_header(start) {
+            Framing::Csv(Vec::new())
+        } else {
+            Framing::Lines
+        };
+    }
+
     /// Ingests everything still pending and says what happened.
     pub fn finish(&mut self, service: &mut LogEndpoints) -> Result<FeedReport> {
+        if let Framing::Undecided = self.framing {
+            // A one-line input: decide on what there is.
+            let text = std::mem::take(&mut self.carry);
+            let text = text.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&text);
+            let start = text.trim_ascii_start();
+            if !start.is_empty() {
+                self.decide(start);
+                self.push(service, start)?;
+            }
+        }
         match std::mem::replace(&mut self.framing, Framing::Lines) {
             Framing::Array(text) => {
                 let text = std::str::from_utf8(&text).map_err(|e| Error::UnreadableFile {
@@ -155,6 +188,11 @@ impl Feeder {
                     })?;
                 for entry in entries {
                     self.add(service, entry.get().as_bytes())?;
+                }
+            }
+            Framing::Csv(text) => {
+                for entry in csv_entries(&text, &self.source)? {
+                    self.add(service, entry.as_bytes())?;
                 }
             }
             _ => {
@@ -242,6 +280,65 @@ impl Feeder {
     }
 }
 
+/// Whether the input starts with a CSV header naming `id` and `timestamp`.
+fn is_csv_header(start: &[u8]) -> bool {
+    let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
+    if matches!(line.first(), Some(b'{' | b'[') | None) {
+        return false;
+    }
+    let names: Vec<String> = line
+        .split(|&b| b == b',')
+        .map(|name| {
+            String::from_utf8_lossy(name)
+                .trim()
+                .trim_matches('"')
+                .to_owned()
+        })
+        .collect();
+    ["id", "timestamp"]
+        .iter()
+        .all(|n| names.iter().any(|name| name == n))
+}
+
+/// Each CSV record as an entry's JSON text. A cell holding a JSON object or
+/// array (Studio writes `metadata` so) is kept as JSON; `null` and an empty
+/// cell are null; a `timestamp` of digits is a number; the rest are strings.
+fn csv_entries(text: &[u8], source: &str) -> Result<Vec<String>> {
+    let unreadable = |e: csv::Error| Error::UnreadableFile {
+        reason: format!("{source} is not readable CSV ({e})"),
+    };
+    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text);
+    let headers = reader.headers().map_err(unreadable)?.clone();
+    let mut entries = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(unreadable)?;
+        let mut entry = serde_json::Map::new();
+        for (name, cell) in headers.iter().zip(record.iter()) {
+            entry.insert(name.to_owned(), csv_cell(name, cell));
+        }
+        entries.push(serde_json::Value::Object(entry).to_string());
+    }
+    Ok(entries)
+}
+
+fn csv_cell(name: &str, cell: &str) -> serde_json::Value {
+    use serde_json::Value;
+    if cell.is_empty() || cell == "null" {
+        return Value::Null;
+    }
+    if cell.starts_with('{') || cell.starts_with('[') {
+        if let Ok(json) = serde_json::from_str::<Value>(cell) {
+            return json;
+        }
+    }
+    if name == "timestamp" && cell.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(number) = cell.parse::<u64>() {
+            return Value::from(number);
+        }
+    }
+    Value::String(cell.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +399,30 @@ mod tests {
             .query("logs.all", &params, Some("k"), 1_795_177_797_000_000)
             .unwrap();
         assert!(out.body.contains("\"e1\""));
+    }
+
+    #[test]
+    fn studio_csv_exports_are_entries() {
+        let csv = "id,timestamp,event_message,metadata\r\n\
+            e1,1795177796000000,GET | 200 | /rest/v1/x,\"[{\"\"request\"\":[{\"\"url\"\":\"\"https://p.supabase.co/rest/v1/x\"\",\"\"path\"\":\"\"/rest/v1/x\"\"}]}]\"\r\n\
+            f1,2026-11-20T12:29:56.000Z,null,\"[{\"\"project_ref\"\":\"\"p\"\",\"\"function_id\"\":\"\"f\"\",\"\"execution_time_ms\"\":3}]\"\r\n\
+            bad,,x,null\r\n";
+        for piece in [1, 7, 4096] {
+            let (report, svc) = feed_in_pieces(csv, piece, 64);
+            assert_eq!(
+                (report.entries, report.accepted, report.rejected),
+                (3, 2, 1),
+                "{report:?}"
+            );
+            assert!(report.reasons[0].contains("entry 3: missing `timestamp`"));
+            assert_eq!(
+                (svc.stats().edge_entries, svc.stats().function_rows),
+                (1, 1)
+            );
+        }
+        assert!(!is_csv_header(b"{\"id\":1}"));
+        assert!(!is_csv_header(b"not,a,log"));
+        assert!(is_csv_header(b"\"timestamp\",\"id\"\r\n1,2"));
     }
 
     #[test]

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, copyFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import * as esbuild from "esbuild";
@@ -213,11 +214,32 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.equal(latest.status, 0, latest.stderr);
   assert.equal(JSON.parse(latest.stdout).result.length, 100);
 
+  // Supabase Studio's Logs Explorer downloads (CSV and JSON, tests/fixtures/studio/,
+  // written by scripts/studio-export.mjs) read as the NDJSON of the same entries.
+  const studio = (file) => fileURLToPath(new URL(`../fixtures/studio/${file}`, import.meta.url));
+  const studioQueries = [
+    ["functions.invocation-stats", ["interval=1day", `project=${project}`]],
+    ["functions.combined-stats", ["interval=1day", `project=${project}`, `function_id=${functionOf(studio("functions.ndjson"), project)}`]],
+    ["usage.api-counts", ["interval=daily", `project=${project}`]],
+    ["logs.all", ["project_tier=PAYG", `project=${project}`]],
+  ];
+  for (const [name, params] of studioQueries) {
+    const answers = ["ndjson", "csv", "json"].map((format) => {
+      const run = cli("query", name, "--logs", studio(`edge.${format}`), "--logs", studio(`functions.${format}`), ...params.flatMap((p) => ["--param", p]));
+      assert.equal(run.status, 0, `${name} ${format}: ${run.stderr}`);
+      assert.doesNotMatch(run.stderr, /rejected/, `${name} ${format}`);
+      return JSON.parse(run.stdout);
+    });
+    assert.ok(answers[0].result.length > 0, name);
+    assert.deepEqual(answers[1], answers[0], `${name}: CSV download`);
+    assert.deepEqual(answers[2], answers[0], `${name}: JSON download`);
+  }
+
   writeFileSync(path.join(dir, "broken.json"), "[{\"id\": 1,");
   for (const [args, pattern, code] of [
     [["query", "logs.all", "--logs", "broken.json", "--param", "project=p", "--param", "project_tier=FREE"], /^error: broken\.json is not a valid JSON array/, 2],
     [["query", "logs.all", "--logs", "missing.ndjson", "--param", "project=p"], /^error: cannot read missing\.ndjson: no such file/, 2],
-    [["query", "logs.all", "--logs", "edge.ndjson", "--param", "project=p"], /^error: missing required parameter `project_tier`$/m, 1],
+    [["query", "logs.all", "--logs", "edge.ndjson", "--param", "project_tier=FREE"], /^error: missing required parameter `project`$/m, 1],
     [["query", "logs.all", "--logs", "edge.ndjson", "--format", "xml"], /^error: --format must be json, csv or table/, 2],
   ]) {
     const run = cli(...args);
@@ -226,3 +248,9 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     assert.equal(run.stdout, "");
   }
 });
+
+/** The function of the first entry of `project` in an NDJSON file of function logs. */
+function functionOf(file, project) {
+  const entries = readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  return entries.find((e) => e.metadata[0].project_ref === project).metadata[0].function_id;
+}

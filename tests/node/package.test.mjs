@@ -18,7 +18,8 @@ function service() {
 
 test("imports by package name, ready without init", () => {
   assert.equal(typeof LogEndpoints, "function");
-  assert.equal(new LogEndpoints({ apiKeys: ["k"] }).endpoints().length, 3);
+  const names = new LogEndpoints({ apiKeys: ["k"] }).endpoints().map((e) => e.name);
+  assert.deepEqual(names, ["functions.invocation-stats", "logs.all", "usage.api-counts", "usage.api-requests-count", "functions.combined-stats"]);
 });
 
 test("logs.all returns the newest 100 of the project, newest first", () => {
@@ -56,8 +57,24 @@ test("usage.api-counts splits the last hour's requests by area", () => {
   assert.match(result[0].timestamp, /^2026-11-20T1[01]:00:00$/);
 });
 
+test("sql is ignored, with a warning; a missing project_tier is FREE; Studio's intervals and the Management API path", () => {
+  const { svc } = service();
+  const free = svc.queryRaw("logs.all", { project, project_tier: "FREE" }, "secret");
+  const studio = svc.queryRaw("logs.all", { project, sql: "select 1" }, "secret");
+  assert.equal(studio.body, free.body);
+  assert.equal(free.warning, null);
+  assert.match(studio.warning, /`sql` ignored/);
+  for (const interval of ["1hr", "1day", "7day"]) {
+    const byPath = svc.queryPath(`/v1/projects/${project}/analytics/endpoints/usage.api-counts`, { interval }, "secret");
+    assert.ok(JSON.parse(byPath.body).result.length > 0, interval);
+  }
+  assert.deepEqual(svc.query("functions.inv-stats", { project, interval: "1hr" }, "secret"), svc.query("functions.invocation-stats", { project, interval: "1hr" }, "secret"));
+  assert.equal(LogEndpoints.route("/api/logs/edge_logs").stream, "edge_logs");
+  assert.throws(() => LogEndpoints.route("/nope"), (e) => e.status === 404 && e.code === "not_found");
+});
+
 test("a failed query throws an Error with status and code", () => {
   const { svc } = service();
-  assert.throws(() => svc.query("logs.all", { project }, "secret"), (e) => e instanceof Error && e.status === 400 && e.code === "missing_parameter" && /project_tier/.test(e.message));
+  assert.throws(() => svc.query("logs.all", { project_tier: "FREE" }, "secret"), (e) => e instanceof Error && e.status === 400 && e.code === "missing_parameter" && /`project`/.test(e.message));
   assert.throws(() => svc.query("logs.all", { project, project_tier: "FREE" }, "wrong"), (e) => e.status === 401 && e.code === "invalid_api_key");
 });

@@ -152,6 +152,53 @@ test("a bad parameter is explained next to its control", async () => {
   assert.match(await page.locator('.field[data-param="project"]:not([hidden]) .field-error').textContent(), /project is required/);
 });
 
+const studio = (file) => path.join(ROOT, "tests/fixtures/studio", file);
+
+/** Reloads the page, loads `files` and waits for the summary; returns its text. */
+async function loadFresh(files) {
+  await page.reload();
+  await page.waitForFunction(() => window.logEndpointsPage?.ready);
+  await page.setInputFiles("#files", files);
+  await page.waitForSelector("#summary .ok, #summary .warn");
+  return page.textContent("#summary");
+}
+
+test("Studio's CSV and JSON downloads show the same rows as the NDJSON of the same entries", async () => {
+  const seen = {};
+  for (const format of ["ndjson", "csv", "json"]) {
+    const summary = await loadFresh([studio(`edge.${format}`), studio(`functions.${format}`)]);
+    assert.match(summary, /300 entries loaded from 2 files/, format);
+    assert.doesNotMatch(summary, /rejected/, format);
+    await run("functions.invocation-stats", { project, interval: "1day" });
+    const stats = await tableRows();
+    await run("usage.api-counts", { project, interval: "daily" });
+    const usage = await tableRows();
+    await run("logs.all", { project, project_tier: "PAYG" });
+    const logs = await page.$$eval("#logs details summary", (s) => s.map((e) => e.textContent));
+    seen[format] = { stats, usage, logs };
+    if (format === "csv") await page.screenshot({ path: path.join(OUT, "page-studio-csv.png"), fullPage: true });
+  }
+  for (const part of ["stats", "usage", "logs"]) assert.ok(seen.ndjson[part].length > 0, part);
+  assert.deepEqual(seen.csv, seen.ndjson, "CSV download");
+  assert.deepEqual(seen.json, seen.ndjson, "JSON download");
+});
+
+test("once loaded, the page opens and analyses a file with the network cut", async () => {
+  await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  const context = page.context();
+  await context.setOffline(true);
+  try {
+    const summary = await loadFresh([studio("edge.csv")]);
+    assert.match(summary, /150 entries loaded/);
+    await run("usage.api-counts", { project, interval: "daily" });
+    assert.ok((await tableRows()).length > 0);
+    await page.screenshot({ path: path.join(OUT, "page-offline.png"), fullPage: true });
+  } finally {
+    await context.setOffline(false);
+  }
+});
+
 test("nothing was sent anywhere but the page's own origin", () => {
   assert.deepEqual(foreignRequests, []);
 });
