@@ -40,16 +40,7 @@ named_values! {
 
 impl ApiCountsInterval {
     pub fn parse(value: &str) -> Result<ApiCountsInterval> {
-        ApiCountsInterval::from_name(value).ok_or_else(|| {
-            Error::invalid(
-                "interval",
-                format!(
-                    "`{}` is not one of {}",
-                    value.chars().take(50).collect::<String>(),
-                    ApiCountsInterval::NAMES.join(", ")
-                ),
-            )
-        })
+        ApiCountsInterval::parse_named(value, "interval")
     }
 
     /// (window counted back from now, bucket width). Studio charts `1hr` as

@@ -16,7 +16,7 @@ use ts_rs::TS;
 
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::Params;
 use crate::service::Limits;
 use crate::store::{lower_bound, Store, NO_STATUS};
@@ -107,16 +107,7 @@ impl Endpoint for CombinedStats {
         Ok(CombinedStatsQuery {
             project: required(params, "project")?.to_owned(),
             function_id: required(params, "function_id")?.to_owned(),
-            interval: CombinedStatsInterval::from_name(interval).ok_or_else(|| {
-                Error::invalid(
-                    "interval",
-                    format!(
-                        "`{}` is not one of {}",
-                        interval.chars().take(50).collect::<String>(),
-                        CombinedStatsInterval::NAMES.join(", ")
-                    ),
-                )
-            })?,
+            interval: CombinedStatsInterval::parse_named(interval, "interval")?,
         })
     }
 

@@ -242,18 +242,20 @@ mod tests {
     fn registry_settings() {
         let list = registry();
         assert_eq!(list.len(), 5);
-        assert!(list.iter().all(|e| e.max_rows == 1000 && !e.sandboxing));
-        let logs = list.iter().find(|e| e.name == "logs.all").unwrap();
+        assert!(list
+            .iter()
+            .all(|e| e.spec.max_rows == 1000 && !e.sandboxing));
+        let logs = list.iter().find(|e| e.spec.name == "logs.all").unwrap();
         assert_eq!(
-            (logs.cache_seconds, logs.cache_warming_seconds),
+            (logs.spec.cache_seconds, logs.spec.cache_warming_seconds),
             (None, None)
         );
         let stats = list
             .iter()
-            .find(|e| e.name == "functions.invocation-stats")
+            .find(|e| e.spec.name == "functions.invocation-stats")
             .unwrap();
         assert_eq!(
-            (stats.cache_seconds, stats.cache_warming_seconds),
+            (stats.spec.cache_seconds, stats.spec.cache_warming_seconds),
             (Some(900), Some(300))
         );
     }

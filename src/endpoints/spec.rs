@@ -12,8 +12,10 @@ use crate::timestamp::Micros;
 /// Upper bound on rows of every endpoint.
 pub const MAX_ROWS: usize = 1000;
 
-/// An endpoint's settings and parameters, declared once in its module.
-#[derive(Debug)]
+/// An endpoint's settings and parameters, declared once in its module (and
+/// listed by `endpoints()` as they are).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct EndpointSpec {
     pub name: &'static str,
     /// Other names that address it (not other UUIDs).
@@ -96,21 +98,14 @@ impl Parameter {
     }
 }
 
-/// What `endpoints()` lists about one endpoint.
+/// What `endpoints()` lists about one endpoint: its spec, its id, and that
+/// query sandboxing is disabled.
 #[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct EndpointInfo {
-    pub name: &'static str,
-    pub aliases: &'static [&'static str],
     pub id: String,
-    pub management_api: bool,
-    pub summary: &'static str,
-    pub stream: &'static str,
-    pub max_rows: usize,
-    pub cache_seconds: Option<u64>,
-    pub cache_warming_seconds: Option<u64>,
     pub sandboxing: bool,
-    pub parameters: &'static [Parameter],
+    #[serde(flatten)]
+    pub spec: &'static EndpointSpec,
     #[serde(skip)]
     pub kind: EndpointKind,
 }
@@ -118,17 +113,9 @@ pub struct EndpointInfo {
 impl EndpointInfo {
     pub(super) fn new(spec: &'static EndpointSpec, id: String, kind: EndpointKind) -> Self {
         EndpointInfo {
-            name: spec.name,
-            aliases: spec.aliases,
             id,
-            management_api: spec.management_api,
-            summary: spec.summary,
-            stream: spec.stream,
-            max_rows: spec.max_rows,
-            cache_seconds: spec.cache_seconds,
-            cache_warming_seconds: spec.cache_warming_seconds,
             sandboxing: false,
-            parameters: spec.parameters,
+            spec,
             kind,
         }
     }
@@ -151,6 +138,20 @@ macro_rules! named_values {
                     $($text => Some($name::$variant),)+
                     _ => None,
                 }
+            }
+
+            /// The named value, or a 400 naming `parameter` and the values it takes.
+            pub fn parse_named(value: &str, parameter: &str) -> $crate::error::Result<$name> {
+                $name::from_name(value).ok_or_else(|| {
+                    $crate::error::Error::invalid(
+                        parameter,
+                        format!(
+                            "`{}` is not one of {}",
+                            value.chars().take(50).collect::<String>(),
+                            $name::NAMES.join(", ")
+                        ),
+                    )
+                })
             }
         }
     };

@@ -292,7 +292,7 @@ fn every_timestamp_form_is_read() {
 #[test]
 fn endpoints_listing() {
     let svc = service();
-    let names: Vec<&str> = svc.endpoints().iter().map(|e| e.name).collect();
+    let names: Vec<&str> = svc.endpoints().iter().map(|e| e.spec.name).collect();
     assert_eq!(
         names,
         [

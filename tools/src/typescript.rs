@@ -33,9 +33,9 @@ fn endpoint_declarations(out: &mut String, endpoint: &EndpointInfo) -> String {
     let config = ts_rs::Config::new().with_large_int("number");
     let (row_name, row_declaration) = endpoint.kind.row_typescript(&config);
     let stem = stem(&row_name).to_owned();
-    let _ = writeln!(out, "// {}: {}", endpoint.name, endpoint.summary);
+    let _ = writeln!(out, "// {}: {}", endpoint.spec.name, endpoint.spec.summary);
     let mut fields = Vec::new();
-    for parameter in endpoint.parameters {
+    for parameter in endpoint.spec.parameters {
         let value_type = if parameter.values.is_empty() {
             "string".to_owned()
         } else {
@@ -66,7 +66,12 @@ pub fn declarations() -> String {
     );
     let stems: Vec<(&str, String)> = registry()
         .iter()
-        .map(|endpoint| (endpoint.name, endpoint_declarations(&mut out, endpoint)))
+        .map(|endpoint| {
+            (
+                endpoint.spec.name,
+                endpoint_declarations(&mut out, endpoint),
+            )
+        })
         .collect();
     let map = |suffix: &str| {
         stems
