@@ -3,6 +3,7 @@
 // fixtures change: node fuzz/make-seeds.mjs
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { LogEndpoints } from "log-endpoints"; // the built package (bash scripts/build.sh)
 
 const root = new URL("./corpus/", import.meta.url);
 const write = (target, bytes) => {
@@ -13,8 +14,17 @@ const write = (target, bytes) => {
 };
 
 const fixtures = new URL("../tests/fixtures/", import.meta.url);
-for (const file of readdirSync(fixtures)) {
+const everything = new LogEndpoints({});
+write("from_snapshot", everything.snapshot()); // an empty store
+for (const file of readdirSync(fixtures).filter((f) => f.endsWith(".json"))) {
   const fixture = JSON.parse(readFileSync(new URL(file, fixtures)));
+  const one = new LogEndpoints({});
+  for (const batch of fixture.batches ?? []) {
+    const ndjson = batch.entries.map((e) => JSON.stringify(e)).join("\n");
+    one.ingest(batch.stream, ndjson);
+    everything.ingest(batch.stream, ndjson);
+  }
+  write("from_snapshot", one.snapshot());
   for (const batch of fixture.batches ?? []) {
     const selector = batch.stream === "edge_logs" ? 0 : 1;
     const ndjson = batch.entries.map((e) => JSON.stringify(e)).join("\n");
@@ -34,6 +44,7 @@ for (const [selector, text] of [
   [0, "\ufeff[1, \"x\", null, {}]"],
   [1, '{"id":"f","timestamp":99999999999999999999,"metadata":[{"execution_time_ms":1e308}]}'],
 ]) write("ingest_batch", Buffer.concat([Buffer.from([selector]), Buffer.from(text)]));
+write("from_snapshot", everything.snapshot());
 for (const text of [
   "2026-11-20", "2026-11-20 10:00", "2026-11-20T10:00:00.123456Z", "2026-11-20T10:00:00+05:30",
   "2026-11-20T10:00:00-0800", "2026-11-20T10:00:00 UTC", "1795177796000000", "9999-12-31T23:59:59.999999Z",

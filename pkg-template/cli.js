@@ -9,16 +9,19 @@
 // Files are JSON arrays or NDJSON, optionally gzipped (.gz). The module's
 // LogFeed frames them and sends each entry to the function stream when it has
 // function fields, else to the edge stream, unless --stream says otherwise.
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
 import { parseArgs as parseNodeArgs } from "node:util";
 import { createGunzip } from "node:zlib";
 import { LogEndpoints, LogFeed } from "./node.js";
 
 const USAGE = `usage:
-  log-endpoints query <endpoint> --logs FILE [--logs FILE ...] --param NAME=VALUE [...]
-                      [--now latest|now|ISO-8601|epoch-ms] [--stream edge_logs|function_edge_logs]
-                      [--format json|csv|table]
-  log-endpoints endpoints [--format json|table]`;
+  log-endpoints query <endpoint> (--logs FILE [--logs FILE ...] | --open SNAPSHOT) --param NAME=VALUE [...]
+                      [--save SNAPSHOT] [--now latest|now|ISO-8601|epoch-ms]
+                      [--stream edge_logs|function_edge_logs] [--format json|csv|table]
+  log-endpoints endpoints [--format json|table]
+
+  --save writes what the logs became (a snapshot) so that --open answers later
+  queries without reading the logs again.`;
 
 const KEY = "cli";
 
@@ -32,6 +35,8 @@ function parseArgs(argv) {
       allowPositionals: true,
       options: {
         logs: { type: "string", multiple: true, default: [] },
+        save: { type: "string" },
+        open: { type: "string" },
         param: { type: "string", multiple: true, default: [] },
         now: { type: "string", default: "latest" },
         format: { type: "string", default: "json" },
@@ -168,15 +173,34 @@ async function main(argv) {
   }
   if (command !== "query") throw new UsageError(`unknown command "${command}"`);
   if (!endpoint) throw new UsageError("query needs an endpoint name or UUID");
-  if (options.logs.length === 0) throw new UsageError("query needs at least one --logs FILE");
-
-  const svc = new LogEndpoints({ apiKeys: [KEY], limits: { maxBatchBytes: 64 << 20 } });
+  if (options.logs.length === 0 && !options.open) throw new UsageError("query needs at least one --logs FILE, or --open SNAPSHOT");
+  const svcOptions = { apiKeys: [KEY], limits: { maxBatchBytes: 64 << 20 } };
+  let svc;
+  if (options.open) {
+    let bytes;
+    try {
+      bytes = readFileSync(options.open);
+    } catch (e) {
+      throw new UsageError(`cannot read ${options.open}: ${e.code === "ENOENT" ? "no such file" : e.message}`);
+    }
+    try {
+      svc = LogEndpoints.fromSnapshot(bytes, svcOptions);
+    } catch (e) {
+      throw new UsageError(`${options.open}: ${e.message}`);
+    }
+  } else {
+    svc = new LogEndpoints(svcOptions);
+  }
   const totals = { accepted: 0, rejected: 0, reasons: [] };
   for (const file of options.logs) await ingestFile(svc, file, options.stream, totals);
   if (totals.rejected > 0) {
     process.stderr.write(`warning: ${totals.rejected} entries rejected, e.g. ${totals.reasons.join("; ")}\n`);
   }
-  if (totals.accepted === 0) throw new UsageError(`no log entries could be read from ${options.logs.join(", ")}`);
+  if (totals.accepted === 0 && !options.open) throw new UsageError(`no log entries could be read from ${options.logs.join(", ")}`);
+  if (options.save) {
+    writeFileSync(options.save, svc.snapshot());
+    process.stderr.write(`saved ${options.save} (open it with --open ${options.save})\n`);
+  }
   const nowMs = resolveNow(svc, options.now);
   svc.setNow(nowMs);
   if (options.now === "latest") process.stderr.write(`now = ${new Date(nowMs).toISOString()} (the newest entry; --now changes it)\n`);

@@ -15,7 +15,7 @@ import type {
   StreamName,
   WarmReport,
 } from "./log_endpoints.js";
-import type { EndpointName, EndpointParams, EndpointRows } from "./endpoints.js";
+import type { EndpointAlias, EndpointName, EndpointParams, EndpointRows } from "./endpoints.js";
 
 export type * from "./log_endpoints.js";
 export type * from "./endpoints.js";
@@ -31,10 +31,10 @@ export declare class LogEndpoints {
   ingest(stream: StreamName, batch: Batch): IngestReport;
   /** Throws (401/403) unless `apiKey` is one of `ingestKeys`. */
   authorizeIngest(apiKey?: string | null): void;
-  query(endpoint: EndpointUuid, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
+  query(endpoint: EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
   // Last, so a mistake in a typed call is reported against this overload.
   query<E extends EndpointName>(endpoint: E, params: EndpointParams[E], apiKey?: string): { result: EndpointRows[E][] };
-  queryRaw(endpoint: EndpointName | EndpointUuid | "functions.inv-stats", params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
+  queryRaw(endpoint: EndpointName | EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
   /** A request path: `/api/endpoints/query/{name_or_uuid}` or `/v1/projects/{ref}/analytics/endpoints/{name}` (Supabase's Management API). */
   queryPath(path: string, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
   /** What a request path is (throws 404 `not_found` for any other path). */
@@ -49,6 +49,10 @@ export declare class LogEndpoints {
   /** Newest entry time held, epoch ms, or undefined when empty. */
   newestTimestamp(): number | undefined;
   static constants(): Constants;
+  /** The store as versioned, checksummed bytes; `fromSnapshot` reopens it (keys and cache are not in it). */
+  snapshot(): Uint8Array;
+  /** A service holding a snapshot's store; throws 400 `invalid_snapshot` for anything else. */
+  static fromSnapshot(bytes: Uint8Array, options?: LogEndpointsOptions): LogEndpoints;
   free(): void;
 }
 
@@ -76,4 +80,6 @@ export interface LogEndpointsError extends Error {
   status: number;
   /** Stable machine-readable code, e.g. "missing_parameter". */
   code: string;
+  /** The parameter the error is about, when it is about one. */
+  parameter?: string;
 }

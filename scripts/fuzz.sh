@@ -16,7 +16,7 @@ source scripts/lib.sh
 seconds=${1:-15}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(ingest_batch query_string iso_timestamp query_path)
+[ ${#targets[@]} -gt 0 ] || targets=(ingest_batch query_string iso_timestamp query_path from_snapshot)
 
 # No unsafe code in the crate, so no sanitizer: the fuzz build still has debug
 # assertions and overflow checks, and runs several times faster without ASan.

@@ -48,6 +48,10 @@ export interface EndpointParameter {
 }
 export interface EndpointInfo {
   name: string;
+  /** Other names that address it (e.g. `functions.inv-stats`). */
+  aliases: string[];
+  /** Whether Supabase's Management API route serves it. */
+  managementApi: boolean;
   id: string;
   summary: string;
   /** The log stream it reads. */
@@ -100,6 +104,9 @@ impl From<Error> for JsValue {
         js.set_name("LogEndpointsError");
         let _ = Reflect::set(&js, &"status".into(), &JsValue::from(error.status()));
         let _ = Reflect::set(&js, &"code".into(), &JsValue::from(error.code()));
+        if let Some(parameter) = error.parameter() {
+            let _ = Reflect::set(&js, &"parameter".into(), &JsValue::from(parameter));
+        }
         js.into()
     }
 }
@@ -133,6 +140,9 @@ enum KeyOption {
         projects: Option<Vec<String>>,
     },
 }
+
+const OPTIONS_SHAPE: &str =
+    "{ apiKeys: [\"key\" | { key, endpoints?, projects? }], ingestKeys?, now?: epoch ms, limits? }";
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -292,16 +302,33 @@ impl JsLogEndpoints {
     /// `new LogEndpoints({ apiKeys, ingestKeys?, now?, limits? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = from_js(
-            options,
-            "{ apiKeys: [\"key\" | { key, endpoints?, projects? }], ingestKeys?, now?: epoch ms, limits? }",
-        )?;
+        let options: Options = from_js(options, OPTIONS_SHAPE)?;
         let fixed_now_ms = options.now;
         let config = config_from(options)?;
         Ok(JsLogEndpoints {
             inner: Rc::new(RefCell::new(LogEndpoints::new(config))),
             fixed_now_ms,
         })
+    }
+
+    /// `LogEndpoints.fromSnapshot(bytes, options)`: a service holding the store
+    /// `snapshot()` wrote, with these options' keys, clock and limits. Throws
+    /// 400 `invalid_snapshot` for bytes that are not a whole snapshot.
+    #[wasm_bindgen(js_name = fromSnapshot)]
+    pub fn from_snapshot(bytes: &[u8], options: JsValue) -> Result<JsLogEndpoints, JsValue> {
+        let options: Options = from_js(options, OPTIONS_SHAPE)?;
+        let fixed_now_ms = options.now;
+        let service = LogEndpoints::from_snapshot(bytes, config_from(options)?)?;
+        Ok(JsLogEndpoints {
+            inner: Rc::new(RefCell::new(service)),
+            fixed_now_ms,
+        })
+    }
+
+    /// The store as versioned, checksummed bytes (a `Uint8Array`), for
+    /// `LogEndpoints.fromSnapshot`; keys and the result cache are not in it.
+    pub fn snapshot(&self) -> Vec<u8> {
+        self.inner.borrow().snapshot()
     }
 
     fn now_micros(&self) -> i64 {

@@ -37,6 +37,8 @@ pub enum Error {
         used: usize,
         budget: usize,
     },
+    /// Bytes handed to `from_snapshot` are not a snapshot this build can read.
+    InvalidSnapshot { reason: String },
     /// Invalid service configuration (constructor options).
     InvalidConfig { reason: String },
 }
@@ -58,6 +60,7 @@ impl Error {
             Error::UnreadableBatch { .. } | Error::UnreadableFile { .. } => "unreadable_batch",
             Error::BatchTooLarge { .. } => "payload_too_large",
             Error::StoreFull { .. } => "store_full",
+            Error::InvalidSnapshot { .. } => "invalid_snapshot",
             Error::InvalidConfig { .. } => "invalid_config",
         }
     }
@@ -70,6 +73,7 @@ impl Error {
             | Error::UnknownStream { .. }
             | Error::UnreadableBatch { .. }
             | Error::UnreadableFile { .. }
+            | Error::InvalidSnapshot { .. }
             | Error::InvalidConfig { .. } => 400,
             Error::MissingApiKey | Error::InvalidApiKey => 401,
             Error::Forbidden { .. } => 403,
@@ -77,6 +81,15 @@ impl Error {
             | Error::NotOnManagementApi { .. }
             | Error::NotFound { .. } => 404,
             Error::BatchTooLarge { .. } | Error::StoreFull { .. } => 413,
+        }
+    }
+
+    /// The parameter the error is about, when it is about one.
+    pub fn parameter(&self) -> Option<&str> {
+        match self {
+            Error::MissingParameter { name } => Some(name),
+            Error::InvalidParameter { name, .. } => Some(name),
+            _ => None,
         }
     }
 
@@ -122,6 +135,7 @@ impl fmt::Display for Error {
                 f,
                 "store full: the batch needs about {needed} bytes, the store holds {used} of its {budget}-byte budget (limits.maxStoreBytes); nothing from this batch was kept"
             ),
+            Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
             Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
         }
     }

@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::ingest::{RejectReason, Stream};
+use crate::ingest::{is_blank, RejectReason, Stream};
+use crate::json;
 use crate::service::LogEndpoints;
 
 /// How many rejections a feed describes (all are counted).
@@ -111,7 +112,9 @@ impl Feeder {
     /// Adds the next piece of input (any split, even inside a line or a character).
     pub fn push(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
         if let Framing::Undecided = self.framing {
-            // The framing is decided on the first non-blank line, once it is whole.
+            // The framing is decided on the first non-blank bytes: `[` or `{` at
+            // once, anything else (a CSV header?) once its line is whole. Only
+            // the new bytes are searched for the line's end.
             self.carry.extend_from_slice(bytes);
             let text = self
                 .carry
@@ -121,7 +124,7 @@ impl Feeder {
                 return Ok(());
             };
             let start = text.get(first..).unwrap_or_default();
-            if start.first() != Some(&b'[') && !start.contains(&b'\n') {
+            if !matches!(start.first(), Some(b'[' | b'{')) && !bytes.contains(&b'\n') {
                 return Ok(());
             }
             let start = start.to_vec();
@@ -190,11 +193,7 @@ impl Feeder {
                     self.add(service, entry.get().as_bytes())?;
                 }
             }
-            Framing::Csv(text) => {
-                for entry in csv_entries(&text, &self.source)? {
-                    self.add(service, entry.as_bytes())?;
-                }
-            }
+            Framing::Csv(text) => self.add_csv(service, &text)?,
             _ => {
                 let last = std::mem::take(&mut self.carry);
                 self.add_line(service, &last)?;
@@ -207,7 +206,7 @@ impl Feeder {
 
     fn add_line(&mut self, service: &mut LogEndpoints, line: &[u8]) -> Result<()> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().all(u8::is_ascii_whitespace) {
+        if is_blank(line) {
             return Ok(());
         }
         self.add(service, line)
@@ -231,6 +230,33 @@ impl Feeder {
         pending.numbers.push(number);
         if pending.text.len() >= self.batch_bytes {
             self.flush(service, stream)?;
+        }
+        Ok(())
+    }
+
+    /// Each record of a CSV file (with its header row) as an entry.
+    fn add_csv(&mut self, service: &mut LogEndpoints, text: &[u8]) -> Result<()> {
+        let source = self.source.clone();
+        let unreadable = |e: csv::Error| Error::UnreadableFile {
+            reason: format!("{source} is not readable CSV ({e})"),
+        };
+        let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text);
+        let headers = reader.headers().map_err(unreadable)?.clone();
+        let mut record = csv::StringRecord::new();
+        let mut entry = String::new();
+        while reader.read_record(&mut record).map_err(unreadable)? {
+            entry.clear();
+            entry.push('{');
+            for (i, (column, cell)) in headers.iter().zip(record.iter()).enumerate() {
+                if i > 0 {
+                    entry.push(',');
+                }
+                json::push_str(&mut entry, column);
+                entry.push(':');
+                push_cell(&mut entry, column, cell);
+            }
+            entry.push('}');
+            self.add(service, entry.as_bytes())?;
         }
         Ok(())
     }
@@ -300,43 +326,20 @@ fn is_csv_header(start: &[u8]) -> bool {
         .all(|n| names.iter().any(|name| name == n))
 }
 
-/// Each CSV record as an entry's JSON text. A cell holding a JSON object or
-/// array (Studio writes `metadata` so) is kept as JSON; `null` and an empty
-/// cell are null; a `timestamp` of digits is a number; the rest are strings.
-fn csv_entries(text: &[u8], source: &str) -> Result<Vec<String>> {
-    let unreadable = |e: csv::Error| Error::UnreadableFile {
-        reason: format!("{source} is not readable CSV ({e})"),
-    };
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text);
-    let headers = reader.headers().map_err(unreadable)?.clone();
-    let mut entries = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(unreadable)?;
-        let mut entry = serde_json::Map::new();
-        for (name, cell) in headers.iter().zip(record.iter()) {
-            entry.insert(name.to_owned(), csv_cell(name, cell));
-        }
-        entries.push(serde_json::Value::Object(entry).to_string());
-    }
-    Ok(entries)
-}
-
-fn csv_cell(name: &str, cell: &str) -> serde_json::Value {
-    use serde_json::Value;
+/// Writes one CSV cell as the JSON value of its column: `metadata` is kept as
+/// the JSON text it is (as Studio wrote it); `null` and an empty cell are
+/// null; a `timestamp` of digits is a number; every other cell is a string.
+fn push_cell(entry: &mut String, column: &str, cell: &str) {
+    let is_json = |cell: &str| serde_json::from_str::<serde::de::IgnoredAny>(cell).is_ok();
+    let is_micros = |cell: &str| cell.len() < 20 && cell.bytes().all(|b| b.is_ascii_digit());
     if cell.is_empty() || cell == "null" {
-        return Value::Null;
+        entry.push_str("null");
+    } else if (column == "metadata" && is_json(cell)) || (column == "timestamp" && is_micros(cell))
+    {
+        entry.push_str(cell);
+    } else {
+        json::push_str(entry, cell);
     }
-    if cell.starts_with('{') || cell.starts_with('[') {
-        if let Ok(json) = serde_json::from_str::<Value>(cell) {
-            return json;
-        }
-    }
-    if name == "timestamp" && cell.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(number) = cell.parse::<u64>() {
-            return Value::from(number);
-        }
-    }
-    Value::String(cell.to_owned())
 }
 
 #[cfg(test)]
@@ -420,6 +423,20 @@ mod tests {
                 (1, 1)
             );
         }
+        // metadata is kept as written (key order, number forms); other cells are text.
+        let exact = "id,timestamp,event_message,project,metadata\n\
+            e9,1795177796000000,{not json,p,\"[{\"\"z\"\":1.50,\"\"a\"\":[]}]\"\n";
+        let (report, mut svc) = feed_in_pieces(exact, 3, 64);
+        assert_eq!(report.accepted, 1, "{report:?}");
+        let params = Params::from_pairs([("project", "p"), ("project_tier", "FREE")]).unwrap();
+        let body = svc
+            .query("logs.all", &params, Some("k"), 1_795_177_797_000_000)
+            .unwrap()
+            .body;
+        assert!(
+            body.contains(r#""event_message":"{not json","metadata":[{"z":1.50,"a":[]}]"#),
+            "{body}"
+        );
         assert!(!is_csv_header(b"{\"id\":1}"));
         assert!(!is_csv_header(b"not,a,log"));
         assert!(is_csv_header(b"\"timestamp\",\"id\"\r\n1,2"));

@@ -221,12 +221,18 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
     Ok(text
         .lines()
         .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
+        .filter(|(_, line)| !is_blank(line.as_bytes()))
         .map(|(line_no, line)| Framed {
             text: check_depth(line.trim()),
             line: Some(line_no + 1),
         })
         .collect())
+}
+
+/// Whether an NDJSON line holds no entry (only white space): one rule for
+/// batches and for files fed in pieces, so entry numbers agree.
+pub(crate) fn is_blank(line: &[u8]) -> bool {
+    std::str::from_utf8(line).is_ok_and(|text| text.trim().is_empty())
 }
 
 /// The top-level fields common to both streams.

@@ -15,6 +15,7 @@ mod json;
 mod params;
 mod routes;
 mod service;
+mod snapshot;
 mod store;
 pub mod timestamp;
 

@@ -19,7 +19,7 @@ use crate::timestamp::Micros;
 /// Limits that protect the instance; every one has a safe default. Read from
 /// JS options as camelCase names (`maxBatchBytes`, …); absent ones keep it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Limits {
     /// Largest batch accepted by one `ingest` call, in bytes.
     pub max_batch_bytes: usize,
@@ -122,6 +122,30 @@ impl LogEndpoints {
             limits,
             ..LogEndpoints::default()
         }
+    }
+
+    /// The store as versioned, checksummed bytes (`from_snapshot` reads them).
+    /// Keys, limits and the result cache are not part of it.
+    pub fn snapshot(&self) -> Vec<u8> {
+        crate::snapshot::write(&self.store)
+    }
+
+    /// A service holding the store a snapshot holds, with `config`'s keys and
+    /// limits: 400 `invalid_snapshot` for bytes that are not a whole snapshot,
+    /// 413 `store_full` when the store is larger than `max_store_bytes`.
+    pub fn from_snapshot(bytes: &[u8], config: Config) -> Result<LogEndpoints> {
+        let mut service = LogEndpoints::new(config);
+        let store = crate::snapshot::read(bytes)?;
+        let used = store.heap_bytes();
+        if used > service.limits.max_store_bytes {
+            return Err(Error::StoreFull {
+                needed: used,
+                used: 0,
+                budget: service.limits.max_store_bytes,
+            });
+        }
+        service.store = store;
+        Ok(service)
     }
 
     /// Checks a key presented for ingesting (hosts that take batches over a
@@ -271,7 +295,20 @@ impl LogEndpoints {
             now,
             params,
             || EndpointKind::resolve_management(name),
-            |kind, limits| Query::parse_management(kind, project_ref, params, limits),
+            |kind, limits| {
+                // The path's project is a parameter like any other: same limit.
+                if project_ref.len() > limits.max_param_bytes {
+                    return Err(Error::invalid(
+                        "project",
+                        format!(
+                            "{} bytes long, longer than the limit of {} bytes",
+                            project_ref.len(),
+                            limits.max_param_bytes
+                        ),
+                    ));
+                }
+                Query::parse_management(kind, project_ref, params, limits)
+            },
         )
     }
 

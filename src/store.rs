@@ -47,6 +47,23 @@ impl Interner {
         self.values.len()
     }
 
+    /// Every interned value, by id.
+    pub(crate) fn values(&self) -> &[Box<str>] {
+        &self.values
+    }
+
+    /// An interner holding `values` with ids in their order; `None` when a
+    /// value repeats (ids must be one per value).
+    pub(crate) fn from_values(values: Vec<Box<str>>) -> Option<Interner> {
+        let mut ids = HashMap::with_capacity(values.len());
+        for (id, value) in values.iter().enumerate() {
+            if ids.insert(value.clone(), id as Sym).is_some() {
+                return None;
+            }
+        }
+        Some(Interner { ids, values })
+    }
+
     /// Every interned value, sorted.
     pub fn sorted_values(&self) -> Vec<String> {
         let mut values: Vec<String> = self.values.iter().map(|v| v.to_string()).collect();
@@ -164,6 +181,19 @@ impl Span {
         at: 0,
         len: u32::MAX,
     };
+
+    /// The span's two words, as a snapshot stores them.
+    pub(crate) fn to_parts(self) -> (u32, u32) {
+        (self.at, self.len)
+    }
+
+    pub(crate) fn from_parts(at: u32, len: u32) -> Span {
+        Span { at, len }
+    }
+
+    pub(crate) fn is_null(self) -> bool {
+        self.len == u32::MAX
+    }
 }
 
 const CHUNK_BITS: u32 = 24;
@@ -181,6 +211,15 @@ pub struct Arena {
 }
 
 impl Arena {
+    pub(crate) fn chunks(&self) -> &[String] {
+        &self.chunks
+    }
+
+    /// An arena of these chunks; `None` when spans cannot address them all.
+    pub(crate) fn from_chunks(chunks: Vec<String>) -> Option<Arena> {
+        (chunks.len() <= MAX_CHUNKS).then_some(Arena { chunks })
+    }
+
     /// Chunks and capacity (bytes) after `texts` are pushed, by the rules of `push`.
     fn after(&self, texts: impl Iterator<Item = usize>) -> (usize, usize) {
         let mut chunks = self.chunks.len();

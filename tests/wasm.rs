@@ -173,7 +173,7 @@ fn every_error_status() {
         ("logs.all", ok.clone(), Some("bad"), 401, "invalid_api_key"),
         ("nothing", ok.clone(), Some("k"), 404, "endpoint_not_found"),
         (
-            "logs.all",
+            "functions.invocation-stats",
             js(&json!({"project": "p"})),
             Some("k"),
             400,
@@ -188,12 +188,25 @@ fn every_error_status() {
         ),
         (
             "logs.all",
-            js(&json!({"project": "p", "project_tier": "FREE", "lql": "x"})),
+            js(&json!({"project_tier": "FREE", "lql": "x"})),
             Some("k"),
             400,
-            "sandboxing_disabled",
+            "missing_parameter",
         ),
     ];
+    let e = svc
+        .query(
+            "functions.invocation-stats",
+            js(&json!({"project": "p"})),
+            Some("k".into()),
+        )
+        .unwrap_err();
+    let parameter = Reflect::get(&e, &"parameter".into()).unwrap();
+    assert_eq!(
+        parameter.as_string().as_deref(),
+        Some("interval"),
+        "the error names its parameter"
+    );
     for (endpoint, params, key, status, code) in cases {
         let e = svc
             .query(endpoint, params, key.map(str::to_owned))
@@ -259,7 +272,7 @@ fn cache_status_and_clock() {
     );
     assert_eq!(logs["cache"], Value::Null);
     let endpoints = rust(&svc.endpoints().unwrap());
-    assert_eq!(endpoints.as_array().unwrap().len(), 3);
+    assert_eq!(endpoints.as_array().unwrap().len(), 5);
     assert_eq!(endpoints[0]["maxRows"], json!(1000));
     assert_eq!(svc.newest_timestamp(), None);
 }

@@ -121,6 +121,12 @@ impl Endpoint for LogsAll {
         let end = optional_timestamp(params, "iso_timestamp_end")?;
         let (start, end) = match (start, end) {
             (Some(start), Some(end)) => {
+                if end < start {
+                    return Err(Error::invalid(
+                        "iso_timestamp_end",
+                        "it is before iso_timestamp_start",
+                    ));
+                }
                 if end.saturating_sub(start) > MANAGEMENT_MAX_RANGE {
                     return Err(Error::invalid(
                         "iso_timestamp_end",

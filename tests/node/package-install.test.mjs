@@ -235,12 +235,25 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     assert.deepEqual(answers[2], answers[0], `${name}: JSON download`);
   }
 
+  // --save writes a snapshot; --open answers from it alone, exactly as from the logs.
+  const logsArgs = ["--logs", "edge.ndjson", "--logs", "functions.json.gz", "--now", String(NOW)];
+  const saved = cli("query", QUERIES[0][0], ...logsArgs, "--save", "logs.snapshot", ...Object.entries(QUERIES[0][1]).flatMap(([k, v]) => ["--param", `${k}=${v}`]));
+  assert.equal(saved.status, 0, saved.stderr);
+  for (const [i, [name, params]] of QUERIES.entries()) {
+    const paramArgs = Object.entries(params).flatMap(([k, v]) => ["--param", `${k}=${v}`]);
+    const opened = cli("query", name, "--open", "logs.snapshot", "--now", String(NOW), ...paramArgs);
+    assert.equal(opened.status, 0, opened.stderr);
+    assert.deepEqual(JSON.parse(opened.stdout), EXPECTED[i], `${name} from the snapshot`);
+  }
+  writeFileSync(path.join(dir, "not.snapshot"), "[]");
+
   writeFileSync(path.join(dir, "broken.json"), "[{\"id\": 1,");
   for (const [args, pattern, code] of [
     [["query", "logs.all", "--logs", "broken.json", "--param", "project=p", "--param", "project_tier=FREE"], /^error: broken\.json is not a valid JSON array/, 2],
     [["query", "logs.all", "--logs", "missing.ndjson", "--param", "project=p"], /^error: cannot read missing\.ndjson: no such file/, 2],
     [["query", "logs.all", "--logs", "edge.ndjson", "--param", "project_tier=FREE"], /^error: missing required parameter `project`$/m, 1],
     [["query", "logs.all", "--logs", "edge.ndjson", "--format", "xml"], /^error: --format must be json, csv or table/, 2],
+    [["query", "logs.all", "--open", "not.snapshot", "--param", "project=p"], /^error: not\.snapshot: invalid snapshot: too short to be a snapshot/, 2],
   ]) {
     const run = cli(...args);
     assert.equal(run.status, code, `${args.join(" ")}: ${run.stderr}`);

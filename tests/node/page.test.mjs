@@ -183,6 +183,21 @@ test("Studio's CSV and JSON downloads show the same rows as the NDJSON of the sa
   assert.deepEqual(seen.json, seen.ndjson, "JSON download");
 });
 
+test("a saved analysis opens again and answers the same", async () => {
+  await loadFresh([studio("edge.csv"), studio("functions.json")]);
+  await run("usage.api-counts", { project, interval: "daily" });
+  const before = await tableRows();
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#save")]);
+  assert.match(download.suggestedFilename(), /\.logsnap$/);
+  const saved = path.join(dir, "analysis.logsnap");
+  await download.saveAs(saved);
+  const summary = await loadFresh([saved]);
+  assert.match(summary, /Opened the saved analysis analysis\.logsnap/);
+  assert.match(summary, /150 edge, 150 function rows held/);
+  await run("usage.api-counts", { project, interval: "daily" });
+  assert.deepEqual(await tableRows(), before);
+});
+
 test("once loaded, the page opens and analyses a file with the network cut", async () => {
   await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null);

@@ -87,6 +87,16 @@ pub fn declarations() -> String {
     );
     let _ = writeln!(out, "export interface EndpointRows {{\n{}\n}}", map("Row"));
     out.push_str("export type EndpointName = keyof EndpointParams;\n");
+    let aliases: Vec<String> = registry()
+        .iter()
+        .flat_map(|endpoint| endpoint.spec.aliases.iter().map(|a| quoted(a)))
+        .collect();
+    let aliases = if aliases.is_empty() {
+        "never".to_owned()
+    } else {
+        aliases.join(" | ")
+    };
+    let _ = writeln!(out, "/** Other names of endpoints (their answers are untyped). */\nexport type EndpointAlias = {aliases};");
     out
 }
 
@@ -105,6 +115,7 @@ mod tests {
             "export type ApiCountsRow = {",
             "timestamp: number,",
             "\"usage.api-counts\": ApiCountsParams;",
+            "export type EndpointAlias = \"functions.inv-stats\";",
         ] {
             assert!(ts.contains(needle), "{needle} missing from:\n{ts}");
         }

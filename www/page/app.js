@@ -48,16 +48,22 @@ async function load(files) {
 }
 
 function showSummary({ accepted, rejected, reasons, files, seconds, catalog, stats }) {
-  const parts = [`<p class="${accepted ? "ok" : "warn"}"><strong>${accepted.toLocaleString()}</strong> entries loaded` +
-    ` from ${files.length} file${files.length === 1 ? "" : "s"} in ${seconds.toFixed(1)} s` +
-    ` (${stats.edgeEntries.toLocaleString()} edge, ${stats.functionRows.toLocaleString()} function rows held)` +
-    (rejected ? `, <strong>${rejected.toLocaleString()}</strong> rejected` : "") + ".</p>"];
+  const opened = files.filter((f) => f.snapshot).map((f) => escape(f.name));
+  const logs = files.length - opened.length;
+  const parts = [];
+  const held = `${stats.edgeEntries.toLocaleString()} edge, ${stats.functionRows.toLocaleString()} function rows held`;
+  if (opened.length) parts.push(`<p class="ok">Opened the saved analysis ${opened.join(", ")} (${held}).</p>`);
+  if (logs || !opened.length) parts.push(`<p class="${accepted ? "ok" : "warn"}"><strong>${accepted.toLocaleString()}</strong> entries loaded` +
+    ` from ${logs} file${logs === 1 ? "" : "s"} in ${seconds.toFixed(1)} s` +
+    ` (${held})` +
+    (rejected ? `, <strong>${rejected.toLocaleString()}</strong> rejected` : "") + ".</p>");
   if (reasons.length) parts.push(`<p class="warn">First reasons:</p><ul>${reasons.map((r) => `<li>${escape(r)}</li>`).join("")}</ul>`);
   $("#summary").innerHTML = parts.join("");
   fillChoices(catalog);
   newestMs = catalog.newestTimestamp === null ? null : catalog.newestTimestamp / 1000;
   updateNowText();
   $("#run").disabled = stats.edgeEntries + stats.functionRows === 0;
+  $("#save-box").hidden = $("#run").disabled;
   $("#run-note").textContent = $("#run").disabled ? "load some logs first" : "";
 }
 
@@ -74,6 +80,17 @@ function fillChoices(catalog) {
     if (!input.value && first) input.value = first;
   }
 }
+
+/** Downloads what is held as a saved analysis, to open here again later. */
+$("#save").addEventListener("click", async () => {
+  const bytes = await ask({ type: "snapshot" });
+  const link = Object.assign(document.createElement("a"), {
+    href: URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" })),
+    download: `logs-${new Date().toISOString().slice(0, 10)}.logsnap`,
+  });
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+});
 
 const drop = $("#drop");
 drop.addEventListener("dragover", (e) => {
@@ -163,9 +180,9 @@ function clearErrors() {
 
 /** Puts an error next to the control of the parameter it names, in plain words. */
 function showError(error) {
-  const named = /`([a-z_]+)`/.exec(error.message)?.[1];
-  const field = named && activeFields().find((f) => f.dataset.param === named);
-  const plain = error.message.replace(/^invalid parameter `[a-z_]+`: /, "").replace(/^missing required parameter `([a-z_]+)`$/, "$1 is required");
+  // The module names the parameter an error is about.
+  const field = error.parameter && activeFields().find((f) => f.dataset.param === error.parameter);
+  const plain = error.code === "missing_parameter" ? `${error.parameter} is required` : error.message.replace(/^invalid parameter `[^`]+`: /, "");
   if (field) {
     field.classList.add("invalid");
     field.querySelector(".field-error").textContent = plain;

@@ -3,6 +3,8 @@
 import { init, LogEndpoints, LogFeed } from "./pkg/web.js";
 
 const KEY = "page";
+/** The first bytes of a snapshot (`LogEndpoints.snapshot()`). */
+const SNAPSHOT_MAGIC = "LGENDSNP";
 let service;
 
 async function ready() {
@@ -28,8 +30,24 @@ async function* bytesOf(file) {
   }
 }
 
+/** Whether a file is a saved analysis (a snapshot), by its first bytes. */
+async function isSnapshot(file) {
+  const head = new Uint8Array(await file.slice(0, SNAPSHOT_MAGIC.length).arrayBuffer());
+  return head.every((b, i) => b === SNAPSHOT_MAGIC.charCodeAt(i)) && head.length === SNAPSHOT_MAGIC.length;
+}
+
 async function ingest({ files, stream }) {
-  const svc = await ready();
+  await ready();
+  // A saved analysis replaces what is held; logs given with it are added on top.
+  const snapshots = [];
+  for (const file of files) if (await isSnapshot(file)) snapshots.push(file);
+  for (const file of snapshots) {
+    const restored = LogEndpoints.fromSnapshot(new Uint8Array(await file.arrayBuffer()), { apiKeys: [KEY] });
+    service.free();
+    service = restored;
+  }
+  files = files.filter((f) => !snapshots.includes(f));
+  const svc = service;
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   const started = performance.now();
   const summary = { accepted: 0, rejected: 0, reasons: [], files: [] };
@@ -71,6 +89,7 @@ async function ingest({ files, stream }) {
   }
   const seconds = (performance.now() - started) / 1000;
   postMessage({ type: "progress", bytes: totalBytes, totalBytes, entries, rate: entries / Math.max(seconds, 1e-3) });
+  for (const file of snapshots) summary.files.push({ name: file.name, snapshot: true });
   return { ...summary, entries, seconds, catalog: svc.catalog(), stats: svc.stats() };
 }
 
@@ -85,9 +104,13 @@ async function query({ endpoint, params, nowMs }) {
 
 onmessage = async ({ data }) => {
   try {
-    const answer = data.type === "ingest" ? await ingest(data) : data.type === "endpoints" ? (await ready()).endpoints() : await query(data);
+    const answer =
+      data.type === "ingest" ? await ingest(data)
+      : data.type === "endpoints" ? (await ready()).endpoints()
+      : data.type === "snapshot" ? (await ready()).snapshot()
+      : await query(data);
     postMessage({ type: "done", id: data.id, answer });
   } catch (e) {
-    postMessage({ type: "failed", id: data.id, error: { message: e.message, status: e.status, code: e.code } });
+    postMessage({ type: "failed", id: data.id, error: { message: e.message, status: e.status, code: e.code, parameter: e.parameter } });
   }
 };

@@ -1,0 +1,381 @@
+//! Snapshots: the whole store (both tables, their text and their names) as
+//! versioned, checksummed bytes, and back. Restoring copies columns instead of
+//! parsing JSON, so a large store is read once and reopened fast. Anything that
+//! is not a snapshot this version wrote (foreign, truncated or corrupted bytes)
+//! is an `invalid_snapshot` error, never a panic or a half-built store.
+//!
+//! Layout (little-endian): magic `LGENDSNP`, version `u32`, payload length
+//! `u64`, CRC-32 of the payload `u32`, payload. The payload is the edge table
+//! then the function table, each column as a count and its values, each text
+//! as a length and its UTF-8.
+
+use crate::error::{Error, Result};
+use crate::store::{Arena, EdgeTable, FunctionTable, Interner, Span, Store, Sym, NONE};
+
+const MAGIC: &[u8; 8] = b"LGENDSNP";
+const VERSION: u32 = 1;
+const HEADER_BYTES: usize = 8 + 4 + 8 + 4;
+
+fn invalid(reason: impl Into<String>) -> Error {
+    Error::InvalidSnapshot {
+        reason: reason.into(),
+    }
+}
+
+/// A value of fixed width in a column.
+trait Fixed: Sized + Copy {
+    const WIDTH: usize;
+    fn put(self, out: &mut Vec<u8>);
+    fn take(bytes: &[u8]) -> Option<Self>;
+}
+
+macro_rules! fixed_number {
+    ($($t:ty),+) => {$(
+        impl Fixed for $t {
+            const WIDTH: usize = std::mem::size_of::<$t>();
+            fn put(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            fn take(bytes: &[u8]) -> Option<Self> {
+                bytes.try_into().ok().map(<$t>::from_le_bytes)
+            }
+        }
+    )+};
+}
+fixed_number!(u8, u32, i32, u64, i64, f64);
+
+impl Fixed for (u32, u32) {
+    const WIDTH: usize = 8;
+    fn put(self, out: &mut Vec<u8>) {
+        self.0.put(out);
+        self.1.put(out);
+    }
+    fn take(bytes: &[u8]) -> Option<Self> {
+        let (a, b) = bytes.split_at_checked(4)?;
+        Some((u32::take(a)?, u32::take(b)?))
+    }
+}
+
+impl Fixed for Span {
+    const WIDTH: usize = 8;
+    fn put(self, out: &mut Vec<u8>) {
+        self.to_parts().put(out);
+    }
+    fn take(bytes: &[u8]) -> Option<Self> {
+        <(u32, u32)>::take(bytes).map(|(at, len)| Span::from_parts(at, len))
+    }
+}
+
+#[derive(Default)]
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn column<T: Fixed>(&mut self, values: &[T]) {
+        (values.len() as u64).put(&mut self.out);
+        self.out.reserve(values.len() * T::WIDTH);
+        for &v in values {
+            v.put(&mut self.out);
+        }
+    }
+
+    fn texts<S: AsRef<str>>(&mut self, texts: &[S]) {
+        (texts.len() as u64).put(&mut self.out);
+        for text in texts {
+            (text.as_ref().len() as u64).put(&mut self.out);
+            self.out.extend_from_slice(text.as_ref().as_bytes());
+        }
+    }
+}
+
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        let (head, rest) = self
+            .rest
+            .split_at_checked(n)
+            .ok_or_else(|| invalid(format!("it ends inside {what}")))?;
+        self.rest = rest;
+        Ok(head)
+    }
+
+    fn count(&mut self, what: &str) -> Result<usize> {
+        let n = u64::take(self.bytes(8, what)?).unwrap_or(u64::MAX);
+        // A count can never exceed the bytes left (every value takes one at least).
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= self.rest.len())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "{what} claims {n} values, more than the bytes left"
+                ))
+            })
+    }
+
+    fn column<T: Fixed>(&mut self, what: &str) -> Result<Vec<T>> {
+        let n = self.count(what)?;
+        let width = n
+            .checked_mul(T::WIDTH)
+            .ok_or_else(|| invalid(format!("{what} is too long")))?;
+        let bytes = self.bytes(width, what)?;
+        Ok(bytes.chunks_exact(T::WIDTH).filter_map(T::take).collect())
+    }
+
+    fn texts(&mut self, what: &str) -> Result<Vec<String>> {
+        let n = self.count(what)?;
+        let mut texts = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = self.count(what)?;
+            let bytes = self.bytes(len, what)?;
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| invalid(format!("{what} holds text that is not UTF-8")))?;
+            texts.push(text.to_owned());
+        }
+        Ok(texts)
+    }
+
+    fn interner(&mut self, what: &str) -> Result<Interner> {
+        let values = self
+            .texts(what)?
+            .into_iter()
+            .map(String::into_boxed_str)
+            .collect();
+        Interner::from_values(values).ok_or_else(|| invalid(format!("{what} names a value twice")))
+    }
+}
+
+/// The store as snapshot bytes.
+pub fn write(store: &Store) -> Vec<u8> {
+    let mut w = Writer::default();
+    let edge = &store.edge;
+    w.column(&edge.timestamp);
+    w.column(&edge.id);
+    w.column(&edge.event_message);
+    w.column(&edge.project);
+    w.column(&edge.metadata);
+    w.column(&edge.requests);
+    w.column(&edge.request_url);
+    w.column(&edge.request_areas);
+    w.texts(edge.text.chunks());
+    w.texts(edge.projects.values());
+    w.texts(edge.urls.values());
+    let functions = &store.functions;
+    w.column(&functions.timestamp);
+    w.column(&functions.project);
+    w.column(&functions.function);
+    w.column(&functions.execution_time_ms);
+    w.column(&functions.status_code);
+    w.texts(functions.projects.values());
+    w.texts(functions.functions.values());
+
+    let payload = w.out;
+    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len());
+    out.extend_from_slice(MAGIC);
+    VERSION.put(&mut out);
+    (payload.len() as u64).put(&mut out);
+    crc32fast::hash(&payload).put(&mut out);
+    out.extend_from_slice(&payload);
+    out
+}
+
+/// The store a snapshot holds, checked whole before it is used.
+pub fn read(bytes: &[u8]) -> Result<Store> {
+    let (header, payload) = bytes
+        .split_at_checked(HEADER_BYTES)
+        .ok_or_else(|| invalid("too short to be a snapshot"))?;
+    let (magic, rest) = header.split_at(8);
+    if magic != MAGIC {
+        return Err(invalid("not a log-endpoints snapshot (wrong magic bytes)"));
+    }
+    let (version, rest) = rest.split_at(4);
+    let (length, crc) = rest.split_at(8);
+    let version = u32::take(version).unwrap_or(0);
+    if version != VERSION {
+        return Err(invalid(format!(
+            "snapshot version {version}; this build reads version {VERSION}"
+        )));
+    }
+    if u64::take(length) != Some(payload.len() as u64) {
+        return Err(invalid("truncated: its length does not match its header"));
+    }
+    if u32::take(crc) != Some(crc32fast::hash(payload)) {
+        return Err(invalid("corrupted: its checksum does not match"));
+    }
+    let mut r = Reader { rest: payload };
+    let edge = EdgeTable {
+        timestamp: r.column("edge timestamps")?,
+        id: r.column("edge ids")?,
+        event_message: r.column("edge messages")?,
+        project: r.column("edge projects")?,
+        metadata: r.column("edge metadata")?,
+        requests: r.column("edge requests")?,
+        request_url: r.column("request urls")?,
+        request_areas: r.column("request areas")?,
+        text: Arena::from_chunks(r.texts("edge text")?)
+            .ok_or_else(|| invalid("edge text has more chunks than spans address"))?,
+        projects: r.interner("edge project names")?,
+        urls: r.interner("url names")?,
+    };
+    let functions = FunctionTable {
+        timestamp: r.column("function timestamps")?,
+        project: r.column("function projects")?,
+        function: r.column("function ids")?,
+        execution_time_ms: r.column("execution times")?,
+        status_code: r.column("status codes")?,
+        projects: r.interner("function project names")?,
+        functions: r.interner("function names")?,
+    };
+    if !r.rest.is_empty() {
+        return Err(invalid("bytes follow the last table"));
+    }
+    check_edge(&edge)?;
+    check_functions(&functions)?;
+    Ok(Store { edge, functions })
+}
+
+fn symbols_within(column: &[Sym], names: &Interner) -> bool {
+    column
+        .iter()
+        .all(|&s| s == NONE || (s as usize) < names.len())
+}
+
+fn check_edge(t: &EdgeTable) -> Result<()> {
+    let n = t.timestamp.len();
+    let lengths = [
+        t.id.len(),
+        t.event_message.len(),
+        t.project.len(),
+        t.metadata.len(),
+        t.requests.len(),
+    ];
+    if lengths.iter().any(|&len| len != n) || t.request_url.len() != t.request_areas.len() {
+        return Err(invalid("edge columns of different lengths"));
+    }
+    if !t.timestamp.is_sorted() {
+        return Err(invalid("edge entries out of time order"));
+    }
+    let requests = t.request_url.len() as u64;
+    if t.requests
+        .iter()
+        .any(|&(first, count)| u64::from(first) + u64::from(count) > requests)
+    {
+        return Err(invalid(
+            "an edge entry's requests lie outside the request columns",
+        ));
+    }
+    if !symbols_within(&t.project, &t.projects) || !symbols_within(&t.request_url, &t.urls) {
+        return Err(invalid(
+            "an edge entry names a project or URL that is not listed",
+        ));
+    }
+    let resolves = |span: &Span| span.is_null() || t.text.get(*span).is_some();
+    if !t.id.iter().all(|s| !s.is_null() && resolves(s))
+        || !t.event_message.iter().all(resolves)
+        || !t.metadata.iter().all(resolves)
+    {
+        return Err(invalid("an edge entry's text lies outside the text chunks"));
+    }
+    Ok(())
+}
+
+fn check_functions(t: &FunctionTable) -> Result<()> {
+    let n = t.timestamp.len();
+    let lengths = [
+        t.project.len(),
+        t.function.len(),
+        t.execution_time_ms.len(),
+        t.status_code.len(),
+    ];
+    if lengths.iter().any(|&len| len != n) {
+        return Err(invalid("function columns of different lengths"));
+    }
+    if !t.timestamp.is_sorted() {
+        return Err(invalid("function rows out of time order"));
+    }
+    if !symbols_within(&t.project, &t.projects) || !symbols_within(&t.function, &t.functions) {
+        return Err(invalid(
+            "a function row names a project or function that is not listed",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ApiKey, Config, LogEndpoints};
+
+    fn service_with_logs() -> LogEndpoints {
+        let mut svc = LogEndpoints::new(Config {
+            api_keys: vec![ApiKey::new("k").unwrap()],
+            ..Config::default()
+        });
+        let edge = r#"{"id":"e1","timestamp":1795177796000000,"project":"p","event_message":"GET","metadata":[{"request":[{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}]}]}"#;
+        let function = r#"{"id":"f1","timestamp":1795177796000000,"metadata":[{"project_ref":"p","function_id":"f","execution_time_ms":3,"response":[{"status_code":200}]}]}"#;
+        svc.ingest("edge_logs", edge.as_bytes()).unwrap();
+        svc.ingest("function_edge_logs", function.as_bytes())
+            .unwrap();
+        svc
+    }
+
+    #[test]
+    fn every_damaged_snapshot_is_refused() {
+        let bytes = service_with_logs().snapshot();
+        assert!(read(&bytes).is_ok());
+        // Every truncation, and a flipped bit at every position.
+        for len in 0..bytes.len() {
+            let error = read(&bytes[..len]).err().map(|e| e.code());
+            assert_eq!(error, Some("invalid_snapshot"), "cut at {len}");
+        }
+        for at in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            assert!(read(&damaged).is_err(), "bit flipped at {at}");
+        }
+        assert!(read(b"{\"id\":1}").is_err());
+        let mut newer = bytes.clone();
+        newer[8] = 2;
+        assert!(read(&newer)
+            .err()
+            .is_some_and(|e| e.to_string().contains("version 2")));
+    }
+
+    #[test]
+    fn structure_is_checked_even_with_a_right_checksum() {
+        let refused = |change: fn(&mut Store), expected: &str| {
+            let mut store = read(&service_with_logs().snapshot()).unwrap();
+            change(&mut store);
+            let error = read(&write(&store)).err().map(|e| e.to_string());
+            assert!(
+                error.as_deref().is_some_and(|e| e.contains(expected)),
+                "{error:?} lacks {expected}"
+            );
+        };
+        refused(|s| s.edge.timestamp.push(0), "different lengths");
+        refused(
+            |s| {
+                let f = &mut s.functions;
+                f.timestamp.push(0);
+                f.project.push(0);
+                f.function.push(0);
+                f.execution_time_ms.push(1.0);
+                f.status_code.push(200);
+            },
+            "out of time order",
+        );
+        refused(|s| s.edge.project[0] = 7, "not listed");
+        refused(
+            |s| s.edge.requests[0] = (0, 9),
+            "outside the request columns",
+        );
+        refused(
+            |s| s.edge.id[0] = Span::from_parts(0, 1 << 20),
+            "text lies outside",
+        );
+        refused(|s| s.edge.id[0] = Span::NULL, "text lies outside");
+    }
+}
