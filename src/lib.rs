@@ -1,6 +1,7 @@
 //! log-endpoints: Logflare-style saved log-analytics endpoints
-//! (`functions.invocation-stats`, `logs.all`, `usage.api-counts`) over log
-//! batches held in memory.
+//! (`functions.invocation-stats`, `logs.all`, `usage.api-counts`, and Supabase's
+//! Management API `usage.api-requests-count` and `functions.combined-stats`)
+//! over log batches held in memory.
 //!
 //! Everything but `binding` is plain Rust with no JavaScript types; `binding`
 //! is the one place where JS values come in and results and errors go out.
