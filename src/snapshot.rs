@@ -10,7 +10,9 @@
 //! as a length and its UTF-8.
 
 use crate::error::{Error, Result};
-use crate::store::{Arena, EdgeTable, FunctionTable, Interner, Span, Store, Sym, NONE};
+use crate::store::{
+    Arena, EdgeTable, FunctionTable, Interner, ProjectRows, Span, Store, Sym, UrlTrigrams, NONE,
+};
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
 const VERSION: u32 = 1;
@@ -206,7 +208,7 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
         return Err(invalid("corrupted: its checksum does not match"));
     }
     let mut r = Reader { rest: payload };
-    let edge = EdgeTable {
+    let mut edge = EdgeTable {
         timestamp: r.column("edge timestamps")?,
         id: r.column("edge ids")?,
         event_message: r.column("edge messages")?,
@@ -219,8 +221,10 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
             .ok_or_else(|| invalid("edge text has more chunks than spans address"))?,
         projects: r.interner("edge project names")?,
         urls: r.interner("url names")?,
+        by_project: ProjectRows::default(),
+        url_trigrams: UrlTrigrams::default(),
     };
-    let functions = FunctionTable {
+    let mut functions = FunctionTable {
         timestamp: r.column("function timestamps")?,
         project: r.column("function projects")?,
         function: r.column("function ids")?,
@@ -228,12 +232,15 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
         status_code: r.column("status codes")?,
         projects: r.interner("function project names")?,
         functions: r.interner("function names")?,
+        by_project: ProjectRows::default(),
     };
     if !r.rest.is_empty() {
         return Err(invalid("bytes follow the last table"));
     }
     check_edge(&edge)?;
     check_functions(&functions)?;
+    edge.rebuild_indexes();
+    functions.rebuild_indexes();
     Ok(Store { edge, functions })
 }
 

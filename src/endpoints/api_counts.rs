@@ -2,9 +2,11 @@
 //! regular expression on the request URL), split by API area. This module owns
 //! the endpoint: settings, parameters, parsing, the run and the row.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::ParserBuilder;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -14,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::ingest::area;
 use crate::params::Params;
 use crate::service::Limits;
-use crate::store::{lower_bound, EdgeTable, Store, NONE};
+use crate::store::{lower_bound, EdgeTable, Interner, Store, Sym, UrlTrigrams, NONE};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
 /// Default compiled-size limit of a `project` pattern (`Limits::max_regex_bytes`).
@@ -199,11 +201,128 @@ impl Counts {
     }
 }
 
-/// `project`: the URL pattern, or `None` when every request of the selected
+/// Literal byte strings every match of `pattern` contains (none when the
+/// pattern requires no literal, e.g. under case-insensitivity or alternation).
+fn required_literals(pattern: &str) -> Vec<Vec<u8>> {
+    fn walk(hir: &Hir, out: &mut Vec<Vec<u8>>) {
+        match hir.kind() {
+            HirKind::Literal(literal) => out.push(literal.0.to_vec()),
+            HirKind::Capture(capture) => walk(&capture.sub, out),
+            HirKind::Repetition(repetition) if repetition.min >= 1 => walk(&repetition.sub, out),
+            HirKind::Concat(parts) => parts.iter().for_each(|part| walk(part, out)),
+            _ => {}
+        }
+    }
+    let mut literals = Vec::new();
+    if let Ok(hir) = ParserBuilder::new().nest_limit(100).build().parse(pattern) {
+        walk(&hir, &mut literals);
+    }
+    literals
+}
+
+/// Whether each URL of the table matches the pattern, decided once per URL.
+/// Few candidate rows remember answers in a map; many, in a table over the
+/// whole URL dictionary (0 = not yet tried, 1 = no, 2 = yes), which would
+/// otherwise cost more to allocate than a short window costs to scan.
+struct UrlMatches<'a> {
+    pattern: Option<&'a Regex>,
+    urls: &'a Interner,
+    dense: Vec<u8>,
+    sparse: HashMap<Sym, bool>,
+}
+
+impl<'a> UrlMatches<'a> {
+    fn new(pattern: Option<&'a Regex>, urls: &'a Interner, rows: usize) -> UrlMatches<'a> {
+        let dense = if pattern.is_some() && rows.saturating_mul(4) >= urls.len() {
+            vec![0u8; urls.len()]
+        } else {
+            Vec::new()
+        };
+        UrlMatches {
+            pattern,
+            urls,
+            dense,
+            sparse: HashMap::new(),
+        }
+    }
+
+    fn matches(&mut self, url: Sym) -> bool {
+        let Some(pattern) = self.pattern else {
+            return true;
+        };
+        if url == NONE {
+            return false;
+        }
+        if let Some(slot) = self.dense.get_mut(url as usize) {
+            if *slot == 0 {
+                *slot = if pattern.is_match(self.urls.get(url)) {
+                    2
+                } else {
+                    1
+                };
+            }
+            return *slot == 2;
+        }
+        let urls = self.urls;
+        *self
+            .sparse
+            .entry(url)
+            .or_insert_with(|| pattern.is_match(urls.get(url)))
+    }
+}
+
+/// Requests tallied by their area bits (summed into `Counts` once per bucket).
+type AreaTally = [i64; 16];
+
+fn push_bucket(rows: &mut Rows, bucket: Micros, tally: &AreaTally) {
+    let mut counts = Counts::default();
+    for (bits, &n) in (0u8..).zip(tally) {
+        counts.add(bits, n);
+    }
+    rows.push(&ApiCountsRow {
+        timestamp: format_datetime(bucket),
+        total_rest_requests: counts.rest,
+        total_storage_requests: counts.storage,
+        total_auth_requests: counts.auth,
+        total_realtime_requests: counts.realtime,
+    });
+}
+
+/// Tallies the matching requests of one entry (its range of requests); whether any matched.
+fn tally_requests(
+    table: &EdgeTable,
+    (first, count): (u32, u32),
+    matches: &mut UrlMatches,
+    tally: &mut AreaTally,
+) -> bool {
+    let span = first as usize..(first + count) as usize;
+    let (Some(urls), Some(areas)) = (
+        table.request_url.get(span.clone()),
+        table.request_areas.get(span),
+    ) else {
+        return false;
+    };
+    let mut matched = false;
+    for (&url, &area_bits) in urls.iter().zip(areas) {
+        if matches.matches(url) {
+            matched = true;
+            if let Some(n) = tally.get_mut(usize::from(area_bits & 15)) {
+                *n += 1;
+            }
+        }
+    }
+    matched
+}
+
+/// How much smaller than the window the candidate projects' rows must be for
+/// them to be read one by one rather than the window scanned.
+const OWN_ROWS_FACTOR: usize = 3;
+
+/// `pattern`: the URL pattern, or `None` when every request of the selected
 /// entries counts.
 fn run(
     table: &EdgeTable,
-    project: Option<&Regex>,
+    pattern: Option<&Regex>,
     query: &ApiCountsQuery,
     now: Micros,
     rows: &mut Rows,
@@ -216,41 +335,88 @@ fn run(
         None => None,
     };
     let (window, width) = query.interval.window_and_bucket();
-    let start = lower_bound(&table.timestamp, now.saturating_sub(window));
+    let window = lower_bound(&table.timestamp, now.saturating_sub(window))..table.len();
 
-    // The pattern is matched once per distinct URL. A window with few entries
-    // remembers its answers in a map; a long one in a table over the whole URL
-    // dictionary (0 = not yet tried, 1 = no, 2 = yes), which would otherwise cost
-    // more to allocate than a short window costs to scan.
-    let window_entries = table.len().saturating_sub(start);
-    let mut dense = if project.is_some() && window_entries.saturating_mul(4) >= table.urls.len() {
-        vec![0u8; table.urls.len()]
-    } else {
-        Vec::new()
-    };
-    let mut sparse: HashMap<u32, bool> = HashMap::new();
-    let mut matches_url = |url: u32| -> bool {
-        let Some(project) = project else {
-            return true;
-        };
-        if url == NONE {
-            return false;
+    // The projects whose entries can count: the restricted one, or those whose
+    // URLs hold every trigram of the literals the pattern requires.
+    let candidates: Option<Vec<Sym>> = match entry_project {
+        Some(project) => Some(vec![project]),
+        None => {
+            let bits = UrlTrigrams::required_bits(&required_literals(&query.project));
+            (pattern.is_some() && !bits.is_empty()).then(|| {
+                (0..table.projects.len() as Sym)
+                    .chain([NONE])
+                    .filter(|&p| table.url_trigrams.may_contain(p, &bits))
+                    .collect()
+            })
         }
-        if let Some(slot) = dense.get_mut(url as usize) {
-            if *slot == 0 {
-                *slot = if project.is_match(table.urls.get(url)) {
-                    2
-                } else {
-                    1
-                };
+    };
+    let own: Option<Vec<&[u32]>> = candidates.map(|projects| {
+        projects
+            .iter()
+            .map(|&p| table.by_project.within(p, window.clone()))
+            .collect()
+    });
+    match own {
+        Some(own)
+            if own
+                .iter()
+                .map(|r| r.len())
+                .sum::<usize>()
+                .saturating_mul(OWN_ROWS_FACTOR)
+                < window.len() =>
+        {
+            count_own_rows(table, pattern, &own, width, rows);
+        }
+        _ => count_by_scan(table, pattern, entry_project, window.start, width, rows),
+    }
+}
+
+/// Counts the rows `own` (per candidate project, its row numbers in the window).
+fn count_own_rows(
+    table: &EdgeTable,
+    pattern: Option<&Regex>,
+    own: &[&[u32]],
+    width: Micros,
+    rows: &mut Rows,
+) {
+    let mut matches = UrlMatches::new(pattern, &table.urls, own.iter().map(|r| r.len()).sum());
+    let mut buckets: BTreeMap<Micros, AreaTally> = BTreeMap::new();
+    for project_rows in own {
+        for &row in *project_rows {
+            let (Some(&timestamp), Some(&requests)) = (
+                table.timestamp.get(row as usize),
+                table.requests.get(row as usize),
+            ) else {
+                continue;
+            };
+            let mut tally = AreaTally::default();
+            if tally_requests(table, requests, &mut matches, &mut tally) {
+                let bucket = buckets.entry(truncate(timestamp, width)).or_default();
+                for (sum, n) in bucket.iter_mut().zip(tally) {
+                    *sum += n;
+                }
             }
-            return *slot == 2;
         }
-        *sparse
-            .entry(url)
-            .or_insert_with(|| project.is_match(table.urls.get(url)))
-    };
+    }
+    for (bucket, tally) in &buckets {
+        if rows.is_full() {
+            return;
+        }
+        push_bucket(rows, *bucket, tally);
+    }
+}
 
+/// Counts by scanning every entry from row `start` on.
+fn count_by_scan(
+    table: &EdgeTable,
+    pattern: Option<&Regex>,
+    entry_project: Option<Sym>,
+    start: usize,
+    width: Micros,
+    rows: &mut Rows,
+) {
+    let mut matches = UrlMatches::new(pattern, &table.urls, table.len().saturating_sub(start));
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.
@@ -263,40 +429,15 @@ fn run(
         else {
             break;
         };
-        let mut by_areas = [0i64; 16];
+        let mut tally = AreaTally::default();
         let mut matched = false;
-        for (&(first, count), &row_project) in requests.iter().zip(projects) {
-            if entry_project.is_some_and(|p| p != row_project) {
-                continue;
-            }
-            let span = first as usize..(first + count) as usize;
-            let (Some(urls), Some(areas)) = (
-                table.request_url.get(span.clone()),
-                table.request_areas.get(span),
-            ) else {
-                continue;
-            };
-            for (&url, &area_bits) in urls.iter().zip(areas) {
-                if matches_url(url) {
-                    matched = true;
-                    if let Some(tally) = by_areas.get_mut(usize::from(area_bits & 15)) {
-                        *tally += 1;
-                    }
-                }
+        for (&entry_requests, &row_project) in requests.iter().zip(projects) {
+            if entry_project.is_none_or(|p| p == row_project) {
+                matched |= tally_requests(table, entry_requests, &mut matches, &mut tally);
             }
         }
         if matched {
-            let mut counts = Counts::default();
-            for (bits, &n) in (0u8..).zip(&by_areas) {
-                counts.add(bits, n);
-            }
-            rows.push(&ApiCountsRow {
-                timestamp: format_datetime(bucket),
-                total_rest_requests: counts.rest,
-                total_storage_requests: counts.storage,
-                total_auth_requests: counts.auth,
-                total_realtime_requests: counts.realtime,
-            });
+            push_bucket(rows, bucket, &tally);
             if rows.is_full() {
                 return;
             }

@@ -183,22 +183,18 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
         return;
     }
 
-    // Newest first. Entries that share the timestamp of the last row kept are all
-    // gathered and ordered by id, so the answer does not depend on ingestion order.
-    let (Some(timestamps), Some(projects)) =
-        (table.timestamp.get(from..to), table.project.get(from..to))
-    else {
-        return;
-    };
+    // Newest first, over the project's own rows in the window. Entries that
+    // share the timestamp of the last row kept are all gathered and ordered by
+    // id, so the answer does not depend on ingestion order.
     let mut picked: Vec<(Micros, usize)> = Vec::with_capacity(LIMIT);
-    for (offset, (&timestamp, &row_project)) in timestamps.iter().zip(projects).enumerate().rev() {
-        if row_project != project {
+    for &row in table.by_project.within(project, from..to).iter().rev() {
+        let (row, Some(&timestamp)) = (row as usize, table.timestamp.get(row as usize)) else {
             continue;
-        }
+        };
         if picked.len() >= LIMIT && picked.last().is_some_and(|&(kept, _)| kept != timestamp) {
             break;
         }
-        picked.push((timestamp, from + offset));
+        picked.push((timestamp, row));
     }
     let text = |column: &[Span], i: usize| column.get(i).and_then(|&span| table.text.get(span));
     let id = |i: usize| text(&table.id, i).unwrap_or("");

@@ -5,10 +5,13 @@
 //! Each table names its columns once (`column_lists!`): reserving, permuting and
 //! sizing walk those lists, so a new column is one edit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ingest::{StagedEdge, StagedInvocation};
+
+pub mod project_index;
 use crate::timestamp::Micros;
+pub use project_index::{ProjectRows, UrlTrigrams};
 
 /// Id of an interned string; `NONE` stands for null/absent.
 pub type Sym = u32;
@@ -83,6 +86,22 @@ impl Interner {
         value
             .filter(|v| matches!(names, NameCount::AllNew) || self.lookup(v).is_none())
             .map_or(0, |v| 2 * v.len() + INTERNED_OVERHEAD)
+    }
+}
+
+/// Upper bound of the names in `names` that `interner` does not hold yet.
+fn new_names<'a>(
+    interner: &Interner,
+    names: impl Iterator<Item = Option<&'a str>>,
+    count: NameCount,
+) -> usize {
+    match count {
+        NameCount::AllNew => names.count(),
+        NameCount::Exact => names
+            .flatten()
+            .filter(|name| interner.lookup(name).is_none())
+            .collect::<HashSet<_>>()
+            .len(),
     }
 }
 
@@ -320,6 +339,27 @@ pub struct EdgeTable {
     pub text: Arena,
     pub projects: Interner,
     pub urls: Interner,
+    pub by_project: ProjectRows,
+    pub url_trigrams: UrlTrigrams,
+}
+
+/// The columns that say which URLs each edge entry's requests have.
+pub struct EntryUrls<'a> {
+    project: &'a [Sym],
+    requests: &'a [(u32, u32)],
+    request_url: &'a [Sym],
+}
+
+impl<'a> EntryUrls<'a> {
+    /// The project of entry `row` and its request URLs.
+    pub fn get(&self, row: usize) -> (Sym, &'a [Sym]) {
+        let project = self.project.get(row).copied().unwrap_or(NONE);
+        let urls = self.requests.get(row).and_then(|&(first, count)| {
+            self.request_url
+                .get(first as usize..first as usize + count as usize)
+        });
+        (project, urls.unwrap_or(&[]))
+    }
 }
 
 /// Function invocation rows (functions.invocation-stats): one per (metadata, response).
@@ -334,6 +374,7 @@ pub struct FunctionTable {
     pub status_code: Vec<i32>,
     pub projects: Interner,
     pub functions: Interner,
+    pub by_project: ProjectRows,
 }
 
 pub const NO_STATUS: i32 = i32::MIN;
@@ -366,6 +407,17 @@ fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Vec<u32>> {
     let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
     order.sort_by_key(|&i| timestamps.get(i as usize).copied().unwrap_or(Micros::MAX));
     Some(order)
+}
+
+/// Puts `columns` in `order` (if any); whether they were reordered.
+fn reorder(order: Option<Vec<u32>>, columns: Vec<&mut dyn Column>) -> bool {
+    let Some(order) = order else {
+        return false;
+    };
+    for column in columns {
+        column.permute(&order);
+    }
+    true
 }
 
 impl EdgeTable {
@@ -412,11 +464,27 @@ impl EdgeTable {
             })
             .sum();
         let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
+        let new_projects = new_names(
+            &self.projects,
+            entries.iter().map(|e| e.project.as_deref()),
+            names,
+        );
+        let new_urls = new_names(
+            &self.urls,
+            entries
+                .iter()
+                .flat_map(|e| e.requests.iter().map(|r| r.url.as_deref())),
+            names,
+        );
         self.heap_bytes()
             + sum_columns(self.entry_columns(), |c| c.growth_for(n))
             + sum_columns(self.request_columns(), |c| c.growth_for(requests))
             + text_growth
             + interned
+            + self.by_project.growth_for(n, new_projects)
+            + self
+                .url_trigrams
+                .growth_for(new_urls, self.projects.len(), new_projects)
     }
 
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.
@@ -445,11 +513,38 @@ impl EdgeTable {
             }
             self.requests.push((start, entry.requests.len() as u32));
         }
-        if let Some(order) = sort_order(&self.timestamp, first_new) {
-            for column in self.entry_columns_mut() {
-                column.permute(&order);
-            }
-        }
+        self.url_trigrams.index(
+            EntryUrls {
+                project: &self.project,
+                requests: &self.requests,
+                request_url: &self.request_url,
+            },
+            first_new..self.len(),
+            &self.urls,
+            self.projects.len(),
+        );
+        let reordered = reorder(
+            sort_order(&self.timestamp, first_new),
+            self.entry_columns_mut(),
+        );
+        self.by_project.update(&self.project, first_new, reordered);
+    }
+
+    /// Builds the per-project indexes of a table read from its columns alone.
+    pub(crate) fn rebuild_indexes(&mut self) {
+        self.by_project = ProjectRows::default();
+        self.by_project.update(&self.project, 0, false);
+        self.url_trigrams = UrlTrigrams::default();
+        self.url_trigrams.index(
+            EntryUrls {
+                project: &self.project,
+                requests: &self.requests,
+                request_url: &self.request_url,
+            },
+            0..self.len(),
+            &self.urls,
+            self.projects.len(),
+        );
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -458,6 +553,8 @@ impl EdgeTable {
             + self.text.heap_bytes()
             + self.projects.heap_bytes()
             + self.urls.heap_bytes()
+            + self.by_project.heap_bytes()
+            + self.url_trigrams.heap_bytes()
     }
 }
 
@@ -482,7 +579,15 @@ impl FunctionTable {
                         .bytes_to_intern(r.function_id.as_deref(), names)
             })
             .sum();
-        self.heap_bytes() + sum_columns(self.row_columns(), |c| c.growth_for(rows.len())) + interned
+        let new_projects = new_names(
+            &self.projects,
+            rows.iter().map(|r| r.project_ref.as_deref()),
+            names,
+        );
+        self.heap_bytes()
+            + sum_columns(self.row_columns(), |c| c.growth_for(rows.len()))
+            + interned
+            + self.by_project.growth_for(rows.len(), new_projects)
     }
 
     pub(crate) fn append(&mut self, rows: &[StagedInvocation]) {
@@ -503,17 +608,24 @@ impl FunctionTable {
                     s.clamp(i64::from(i32::MIN + 1), i64::from(i32::MAX)) as i32
                 }));
         }
-        if let Some(order) = sort_order(&self.timestamp, first_new) {
-            for column in self.row_columns_mut() {
-                column.permute(&order);
-            }
-        }
+        let reordered = reorder(
+            sort_order(&self.timestamp, first_new),
+            self.row_columns_mut(),
+        );
+        self.by_project.update(&self.project, first_new, reordered);
+    }
+
+    /// Builds the per-project index of a table read from its columns alone.
+    pub(crate) fn rebuild_indexes(&mut self) {
+        self.by_project = ProjectRows::default();
+        self.by_project.update(&self.project, 0, false);
     }
 
     pub fn heap_bytes(&self) -> usize {
         sum_columns(self.row_columns(), |c| c.heap_bytes())
             + self.projects.heap_bytes()
             + self.functions.heap_bytes()
+            + self.by_project.heap_bytes()
     }
 }
 

@@ -1,0 +1,213 @@
+//! Per-project indexes of a table, derived from its columns and kept as rows
+//! arrive, so that a query for one project costs what that project holds:
+//! - `ProjectRows`: each project's row numbers in time order (logs.all walks
+//!   back from its window's end; invocation-stats reads only its rows);
+//! - `UrlTrigrams`: per project, a one-hash Bloom filter of the byte trigrams of
+//!   its request URLs, so that usage.api-counts skips every project whose URLs
+//!   cannot contain the literals its pattern requires.
+//!
+//! Both are rebuilt from the columns after a snapshot is read; neither is
+//! stored. Memory is predicted by the same growth rule as the columns.
+
+use std::ops::Range;
+
+use super::{grow, grown, EntryUrls, Interner, Sym, NONE};
+
+/// Slot of a project in the indexes: 0 holds entries with no project.
+fn slot(project: Sym) -> usize {
+    if project == NONE {
+        0
+    } else {
+        project as usize + 1
+    }
+}
+
+/// Lengthens `list` to `len` (if shorter) with `fill`, growing by `grown`'s rule.
+fn grow_to<T>(list: &mut Vec<T>, len: usize, fill: impl FnMut() -> T) {
+    let additional = len.saturating_sub(list.len());
+    if additional > 0 {
+        grow(list, additional);
+        list.resize_with(len, fill);
+    }
+}
+
+/// Bytes of a `Vec` header, counted per project slot.
+const VEC_BYTES: usize = 24;
+
+/// Each project's row numbers, ascending (so in time order, as the table is).
+#[derive(Default)]
+pub struct ProjectRows {
+    slots: Vec<Vec<u32>>,
+}
+
+impl ProjectRows {
+    /// The rows of `project`, in time order.
+    pub fn of(&self, project: Sym) -> &[u32] {
+        self.slots.get(slot(project)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The rows of `project` among the table's rows `range` (a time window found
+    /// by binary search on the table), by two binary searches.
+    pub fn within(&self, project: Sym, range: Range<usize>) -> &[u32] {
+        let rows = self.of(project);
+        let from = rows.partition_point(|&r| (r as usize) < range.start);
+        let to = rows.partition_point(|&r| (r as usize) < range.end);
+        rows.get(from..to).unwrap_or(&[])
+    }
+
+    /// Upper bound of the bytes added by `rows` more rows of `new_projects` (at
+    /// most) new projects: each touched slot grows by at most its additions plus
+    /// half its capacity (`grown`'s rule), and the slot list by `grown`'s rule.
+    pub(crate) fn growth_for(&self, rows: usize, new_projects: usize) -> usize {
+        let held: usize = self.slots.iter().map(Vec::capacity).sum();
+        let slot_list = grown(
+            self.slots.len(),
+            self.slots.capacity(),
+            new_projects.saturating_add(1),
+        ) - self.slots.capacity();
+        (rows + held / 2) * 4 + slot_list * VEC_BYTES
+    }
+
+    /// Indexes the rows from `first_new` on (their project column `projects`),
+    /// or, when `rebuild`, every row again (after the table was reordered).
+    pub(crate) fn update(&mut self, projects: &[Sym], first_new: usize, rebuild: bool) {
+        // After a reorder the new rows are anywhere: every row is indexed again.
+        let from = if rebuild { 0 } else { first_new };
+        let indexed = projects.get(from..).unwrap_or(&[]);
+        let slots_needed = indexed.iter().map(|&p| slot(p) + 1).max().unwrap_or(0);
+        grow_to(&mut self.slots, slots_needed, Vec::new);
+        let mut counts = vec![0usize; self.slots.len()];
+        for &p in indexed {
+            if let Some(n) = counts.get_mut(slot(p)) {
+                *n += 1;
+            }
+        }
+        for (rows, &n) in self.slots.iter_mut().zip(&counts) {
+            if rebuild {
+                grow(rows, n.saturating_sub(rows.len()));
+                rows.clear();
+            } else if n > 0 {
+                grow(rows, n);
+            }
+        }
+        for (row, &p) in projects.iter().enumerate().skip(from) {
+            if let Some(rows) = self.slots.get_mut(slot(p)) {
+                rows.push(row as u32);
+            }
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * VEC_BYTES
+            + self.slots.iter().map(|r| r.capacity() * 4).sum::<usize>()
+    }
+}
+
+/// Bits of a project's trigram filter.
+const FILTER_WORDS: usize = 128;
+const FILTER_BITS: u32 = (FILTER_WORDS * 64) as u32;
+/// `url_project` value of a URL seen in entries of more than one project.
+const SHARED: Sym = NONE - 1;
+/// `url_project` value of a URL not seen yet.
+const UNSEEN: Sym = NONE - 2;
+
+/// Per project, which byte trigrams its request URLs contain (a Bloom filter
+/// with one hash: a clear bit proves absence).
+#[derive(Default)]
+pub struct UrlTrigrams {
+    filters: Vec<[u64; FILTER_WORDS]>,
+    /// The project whose entries first used each URL, `SHARED` once another did.
+    url_project: Vec<Sym>,
+}
+
+fn trigram_bit(t: &[u8]) -> u32 {
+    let packed = t
+        .iter()
+        .fold(0u32, |word, &byte| word << 8 | u32::from(byte));
+    (packed.wrapping_mul(0x9E37_79B1) >> 19) % FILTER_BITS
+}
+
+impl UrlTrigrams {
+    /// Upper bound of the bytes added by `new_urls` URLs and `new_projects`
+    /// projects to a table of `projects` projects.
+    pub(crate) fn growth_for(
+        &self,
+        new_urls: usize,
+        projects: usize,
+        new_projects: usize,
+    ) -> usize {
+        let slots = (projects + 1 + new_projects).saturating_sub(self.filters.len());
+        let filters =
+            grown(self.filters.len(), self.filters.capacity(), slots) - self.filters.capacity();
+        let urls = grown(
+            self.url_project.len(),
+            self.url_project.capacity(),
+            new_urls,
+        ) - self.url_project.capacity();
+        filters * FILTER_WORDS * 8 + urls * 4
+    }
+
+    /// Indexes the URLs of entries `rows`, in a table of `projects` projects
+    /// and `urls` URLs.
+    pub(crate) fn index(
+        &mut self,
+        entries: EntryUrls<'_>,
+        rows: Range<usize>,
+        urls: &Interner,
+        projects: usize,
+    ) {
+        // Every slot exists (slot 0 and one per project), so growth is one step per batch.
+        let slots = projects + 1;
+        grow_to(&mut self.filters, slots, || [0; FILTER_WORDS]);
+        grow_to(&mut self.url_project, urls.len(), || UNSEEN);
+        for (project, request_urls) in rows.map(|row| entries.get(row)) {
+            for &url in request_urls {
+                self.add(project, url, urls);
+            }
+        }
+    }
+
+    fn add(&mut self, project: Sym, url: Sym, urls: &Interner) {
+        match self.url_project.get_mut(url as usize) {
+            Some(owner) if *owner == project => return,
+            Some(owner) if *owner == UNSEEN => *owner = project,
+            Some(owner) => *owner = SHARED,
+            None => return,
+        }
+        if let Some(filter) = self.filters.get_mut(slot(project)) {
+            for t in urls.get(url).as_bytes().windows(3) {
+                let bit = trigram_bit(t);
+                if let Some(word) = filter.get_mut((bit / 64) as usize) {
+                    *word |= 1 << (bit % 64);
+                }
+            }
+        }
+    }
+
+    /// The bits every URL that contains all of `literals` must have set.
+    pub fn required_bits(literals: &[Vec<u8>]) -> Vec<u32> {
+        let mut bits: Vec<u32> = literals
+            .iter()
+            .flat_map(|l| l.windows(3).map(trigram_bit))
+            .collect();
+        bits.sort_unstable();
+        bits.dedup();
+        bits
+    }
+
+    /// Whether entries of `project` may have a URL with every bit of `bits`.
+    pub fn may_contain(&self, project: Sym, bits: &[u32]) -> bool {
+        let Some(filter) = self.filters.get(slot(project)) else {
+            return false;
+        };
+        bits.iter().all(|&bit| {
+            filter
+                .get((bit / 64) as usize)
+                .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+        })
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.filters.capacity() * FILTER_WORDS * 8 + self.url_project.capacity() * 4
+    }
+}
