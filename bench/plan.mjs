@@ -1,25 +1,49 @@
 // The shared query plan of the benchmark: for each endpoint, `runs` parameter
-// sets (projects, functions, end times and patterns vary, and each engine clears
-// its cache before every run, so no run is a cache hit), the same for our wasm
-// build, our native build and DuckDB.
-import { functionIds, projectRefs } from "../scripts/generate-logs.mjs";
+// sets (functions, end times and patterns vary, and each engine clears its cache
+// before every run, so no run is a cache hit), the same for every engine.
+//
+// Two data sets: "shard", a shard of a hosted platform (`tenants()`: 2,000
+// projects with Zipf-like shares), queried for its largest project, a median
+// one and one from the tail; and "five", five projects (the busiest about half
+// of the traffic), as the earlier benchmark ran.
+import { functionIds, projectRefs, tenants } from "../scripts/generate-logs.mjs";
 
 export const END_MS = Date.parse("2026-11-20T12:00:00Z");
 export const NOW_US = END_MS * 1000;
 const MINUTE = 60e6;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+export const SHARD_PROJECTS = 2000;
 
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-export function plan(runs) {
-  const projects = projectRefs();
-  const functions = [undefined, ...functionIds()];
+/** The data sets: how each is generated and which projects its queries ask for. */
+export const DATASETS = {
+  shard: () => {
+    const tenancy = tenants(SHARD_PROJECTS);
+    const band = (from, n) => Array.from({ length: n }, (_, i) => from + i);
+    const classes = { largest: [0], median: band(SHARD_PROJECTS / 2 - 10, 20), tail: band(SHARD_PROJECTS - 20, 20) };
+    return {
+      generate: { tenancy },
+      classes: Object.fromEntries(Object.entries(classes).map(([name, ranks]) => [name, ranks.map((k) => ({ project: tenancy.refs[k], functions: tenancy.functions[k] }))])),
+    };
+  },
+  five: () => ({
+    generate: {},
+    classes: { all: projectRefs().map((project) => ({ project, functions: functionIds() })) },
+  }),
+};
+
+/** The queries for one class of projects (`targets`: projects and their functions). */
+function queriesFor(targets, runs, suffix) {
   const pick = (list, i) => list[i % list.length];
   const each = (make) => Array.from({ length: runs }, (_, i) => make(i));
   const stats = (interval) => ({
     endpoint: "functions.invocation-stats",
     runs: each((i) => {
-      const params = { project: pick(projects, i), interval };
-      const f = pick(functions, Math.floor(i / projects.length)); // undefined: all functions
+      const { project, functions } = pick(targets, i);
+      const params = { project, interval };
+      const f = pick([undefined, ...functions], Math.floor(i / targets.length)); // undefined: all functions
       if (f) params.function_id = f;
       return params;
     }),
@@ -28,26 +52,51 @@ export function plan(runs) {
   const counts = (interval) => ({
     endpoint: "usage.api-counts",
     runs: each((i) => {
-      const p = escape(pick(projects, i));
+      const p = escape(pick(targets, i).project);
       const patterns = [p, `${p}\\.supabase\\.co`, `^https://${p}\\.`, `${p}\\.supabase\\.co/(rest|auth|storage|realtime)`];
-      return { project: pick(patterns, Math.floor(i / projects.length)), interval };
+      return { project: pick(patterns, Math.floor(i / targets.length) + i), interval };
     }),
   });
-  return {
-    nowUs: NOW_US,
-    queries: {
-      "invocation-stats 7day": stats("7day"),
-      "invocation-stats 1hr": stats("1hr"),
-      "logs.all PAYG": {
-        endpoint: "logs.all",
-        runs: each((i) => ({
-          project: pick(projects, i),
-          project_tier: "PAYG",
-          iso_timestamp_end: new Date((NOW_US - i * 7 * MINUTE) / 1000).toISOString(),
-        })),
-      },
-      "api-counts daily": counts("daily"),
-      "api-counts minutely": counts("minutely"),
+  const queries = {
+    "invocation-stats 7day": stats("7day"),
+    "invocation-stats 1hr": stats("1hr"),
+    "logs.all PAYG": {
+      endpoint: "logs.all",
+      runs: each((i) => ({
+        project: pick(targets, i).project,
+        project_tier: "PAYG",
+        iso_timestamp_end: new Date((NOW_US - i * 7 * MINUTE) / 1000).toISOString(),
+      })),
     },
+    "api-counts daily": counts("daily"),
+    "api-counts minutely": counts("minutely"),
   };
+  return Object.fromEntries(Object.entries(queries).map(([name, q]) => [suffix ? `${name} · ${suffix}` : name, q]));
 }
+
+export function plan(runs, dataset = "five") {
+  const { classes } = DATASETS[dataset]();
+  const queries = {};
+  for (const [name, targets] of Object.entries(classes)) Object.assign(queries, queriesFor(targets, runs, dataset === "five" ? "" : name));
+  return { nowUs: NOW_US, dataset, queries };
+}
+
+/**
+ * Which SQL query answers one run of the plan, and its bound values: the
+ * contract's rules (windows, buckets, retention) for the SQL peers.
+ */
+export function bind(endpoint, params, nowUs) {
+  if (endpoint === "functions.invocation-stats") {
+    const [window, step] = { "5min": [5 * MINUTE, 1e6], "15min": [15 * MINUTE, MINUTE], "1hr": [HOUR, MINUTE], "7day": [7 * DAY, DAY] }[params.interval] ?? [DAY, HOUR];
+    const first = Math.floor((nowUs - window) / step) * step;
+    return ["stats", { step, project: params.project, function: params.function_id ?? "", first, stop: Math.floor(nowUs / step) * step + step }];
+  }
+  if (endpoint === "logs.all") {
+    const retention = { PRO: 7 * DAY, PAYG: 90 * DAY, ENTERPRISE: 90 * DAY }[params.project_tier] ?? DAY;
+    const upper = params.iso_timestamp_end ? Date.parse(params.iso_timestamp_end) * 1000 : Number.MAX_SAFE_INTEGER;
+    return ["logs", { project: params.project, lower: nowUs - retention, upper }];
+  }
+  const [window, width] = { minutely: [60 * MINUTE, MINUTE], hourly: [HOUR, HOUR], daily: [7 * DAY, DAY] }[params.interval];
+  return ["counts", { width, project: params.project, start: nowUs - window }];
+}
+

@@ -1,6 +1,7 @@
 // The wasm half of the benchmark, in its own Node process (so its peak memory is
 // its own): ingests the NDJSON files in ~32 MiB batches cut at line ends, runs
-// the plan uncached and cached, times the scan floor, prints JSON.
+// the plan uncached and cached, times the scan floor and a snapshot's restore,
+// prints JSON.
 //
 //   node bench/run-wasm.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
 import { openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
@@ -76,6 +77,19 @@ for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
   queries[name] = { ms, rows, hitMs };
 }
 
+// Snapshot: written once, restored a few times (the median is reported).
+const snapshotStarted = performance.now();
+const snapshotBytes = svc.snapshot();
+const snapshotMs = performance.now() - snapshotStarted;
+const restoreMs = [0, 1, 2].map(() => {
+  const t0 = performance.now();
+  const copy = LogEndpoints.fromSnapshot(snapshotBytes, { apiKeys: ["bench"], now: plan.nowUs / 1000, limits: { maxStoreBytes: 4 * 2 ** 30 - 1 } });
+  const took = performance.now() - t0;
+  copy.free();
+  return took;
+});
+const snapshot = { bytes: snapshotBytes.length, writeMs: snapshotMs, restoreMs: [...restoreMs].sort((a, b) => a - b)[1] };
+
 const floorMs = Array.from({ length: 20 }, () => {
   const t0 = performance.now();
   svc.scanFloor();
@@ -83,7 +97,7 @@ const floorMs = Array.from({ length: 20 }, () => {
 });
 const stats = svc.stats();
 console.log(JSON.stringify({
-  ingest, queries, floorMs,
+  ingest, queries, floorMs, snapshot,
   storeBytes: stats.storeBytes, edgeEntries: stats.edgeEntries, functionRows: stats.functionRows,
   wasmMemoryBytes: svc.memoryBytes(),
 }));

@@ -2,6 +2,12 @@
 // edge function logs), as NDJSON. Same seed, same output.
 //
 //   node scripts/generate-logs.mjs --stream edge_logs --count 100000 --end 2026-11-20T12:00:00Z > edge.ndjson
+//   node scripts/generate-logs.mjs --stream edge_logs --count 1000000 --projects 2000 > shard.ndjson
+//
+// By default 5 projects share the traffic (the busiest about half of it). With
+// `--projects P` (`tenants(P)` when imported) it is a shard of a hosted
+// platform: P projects with Zipf-like shares (the k-th busiest gets a share
+// proportional to 1/k^1.1), each with its own host and its own functions.
 //
 // Also imported by the demo, the worker's dev server and the tests.
 
@@ -74,19 +80,55 @@ export function functionIds(count = 24) {
   return Array.from({ length: count }, (_, i) => `fn-${String(i).padStart(2, "0")}-${hex(rng(i), 6)}`);
 }
 
+const ZIPF_EXPONENT = 1.1;
+const FUNCTIONS_PER_TENANT = 6;
+
+/**
+ * A shard of `count` projects with Zipf-like shares: `refs` (busiest first),
+ * `shares` (fractions of the traffic) and each project's own function ids.
+ */
+export function tenants(count = 2000, seed = 11) {
+  const refs = projectRefs(count, seed);
+  const weights = refs.map((_, k) => 1 / Math.pow(k + 1, ZIPF_EXPONENT));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const functions = refs.map((ref) => Array.from({ length: FUNCTIONS_PER_TENANT }, (_, i) => `${ref.slice(0, 8)}-fn-${i}`));
+  return { refs, shares: weights.map((w) => w / total), functions };
+}
+
+/** Picks a project index by `shares` (cumulative table, binary search). */
+function sharePicker(random, shares) {
+  const cumulative = [];
+  let sum = 0;
+  for (const share of shares) cumulative.push((sum += share));
+  return () => {
+    const x = random() * sum;
+    let [lo, hi] = [0, cumulative.length - 1];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (cumulative[mid] > x) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  };
+}
+
 /**
  * Yields `count` entries of `stream` ("edge_logs" | "function_edge_logs"), spread
- * evenly over `spanMs` milliseconds ending at `endMs`, oldest first.
+ * evenly over `spanMs` milliseconds ending at `endMs`, oldest first. With
+ * `tenancy` (from `tenants()`), projects and functions are the shard's.
  */
-export function* generate({ stream, count, endMs, spanMs = 7 * 24 * 3600 * 1000, seed = 1, projects = projectRefs(), functions = 24 }) {
+export function* generate({ stream, count, endMs, spanMs = 7 * 24 * 3600 * 1000, seed = 1, projects = projectRefs(), functions = 24, tenancy }) {
   const random = rng(seed + (stream === "edge_logs" ? 0 : 1_000_003));
   const startUs = (endMs - spanMs) * 1000;
   const stepUs = (spanMs * 1000) / Math.max(count, 1);
-  const fnIds = functionIds(functions);
+  const sharedFnIds = functionIds(functions);
+  const pickTenant = tenancy && sharePicker(random, tenancy.shares);
   for (let i = 0; i < count; i++) {
     // Mostly ordered, with a little jitter, as real shipped batches are.
     const timestamp = Math.floor(startUs + i * stepUs + random() * stepUs);
-    const project = projects[Math.min(projects.length - 1, Math.floor(Math.pow(random(), 1.6) * projects.length))];
+    const tenant = pickTenant?.();
+    const project = tenancy ? tenancy.refs[tenant] : projects[Math.min(projects.length - 1, Math.floor(Math.pow(random(), 1.6) * projects.length))];
+    const fnIds = tenancy ? tenancy.functions[tenant] : sharedFnIds;
     const failed = random() < 0.04;
     const status = failed ? pick(random, [400, 401, 403, 404, 409, 500, 502, 503]) : pick(random, [200, 200, 200, 201, 204, 304]);
     if (stream === "edge_logs") {
@@ -139,16 +181,24 @@ export function ndjson(entries) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const args = Object.fromEntries(
-    process.argv.slice(2).reduce((pairs, a, i, all) => (a.startsWith("--") ? [...pairs, [a.slice(2), all[i + 1]]] : pairs), []),
-  );
-  const stream = args.stream ?? "edge_logs";
-  const count = Number(args.count ?? 1000);
+  const { parseArgs } = await import("node:util");
+  const { values: args } = parseArgs({
+    options: {
+      stream: { type: "string", default: "edge_logs" },
+      count: { type: "string", default: "1000" },
+      end: { type: "string" },
+      seed: { type: "string", default: "1" },
+      projects: { type: "string" },
+    },
+  });
+  const stream = args.stream;
+  const count = Number(args.count);
   const endMs = args.end ? Date.parse(args.end) : Date.now();
-  const seed = Number(args.seed ?? 1);
+  const seed = Number(args.seed);
+  const tenancy = args.projects ? tenants(Number(args.projects)) : undefined;
   const out = process.stdout;
   let buffer = "";
-  for (const entry of generate({ stream, count, endMs, seed })) {
+  for (const entry of generate({ stream, count, endMs, seed, tenancy })) {
     buffer += JSON.stringify(entry) + "\n";
     if (buffer.length > 1 << 20) {
       out.write(buffer);

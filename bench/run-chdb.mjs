@@ -1,0 +1,97 @@
+// ClickHouse through chDB (npm `chdb`, the engine in this process) on the same
+// NDJSON files: MergeTree tables ordered for the queries, loaded from the files
+// with the nested metadata unnested (ARRAY JOIN), then the plan answered by the
+// equivalent SQL of each endpoint with bound parameters. Prints JSON like
+// run-wasm.mjs.
+//
+//   node bench/run-chdb.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Session } from "chdb";
+import { bind } from "./plan.mjs";
+
+const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" }, budget: { type: "string", default: "60000" } } });
+const plan = JSON.parse(readFileSync(files.plan, "utf8"));
+
+/** The tables and their load ($EDGE and $FUNCTIONS: the files). */
+export const LOAD = [
+  `CREATE TABLE edge (ts Int64, id String, project String, event_message Nullable(String), metadata String) ENGINE = MergeTree ORDER BY (project, ts)`,
+  `INSERT INTO edge SELECT timestamp, id, project, event_message, metadata
+     FROM file($EDGE, JSONEachRow, 'timestamp Int64, id String, project String, event_message Nullable(String), metadata String')
+     SETTINGS input_format_json_read_arrays_as_strings = 1`,
+  `CREATE TABLE requests (ts Int64, url String, path String) ENGINE = MergeTree ORDER BY ts`,
+  `INSERT INTO requests SELECT timestamp, r.url, r.path
+     FROM file($EDGE, JSONEachRow, 'timestamp Int64, metadata Array(Tuple(request Array(Tuple(url String, path String))))')
+     ARRAY JOIN metadata AS m ARRAY JOIN m.request AS r`,
+  `CREATE TABLE fn (ts Int64, project String, function_id String, t Nullable(Float64), s Nullable(Int32)) ENGINE = MergeTree ORDER BY (project, ts)`,
+  `INSERT INTO fn SELECT timestamp, m.project_ref, m.function_id, m.execution_time_ms, r.status_code
+     FROM file($FUNCTIONS, JSONEachRow, 'timestamp Int64, metadata Array(Tuple(project_ref String, function_id String, execution_time_ms Nullable(Float64), response Array(Tuple(status_code Nullable(Int32)))))')
+     ARRAY JOIN metadata AS m ARRAY JOIN m.response AS r`,
+  `OPTIMIZE TABLE edge FINAL`,
+  `OPTIMIZE TABLE requests FINAL`,
+  `OPTIMIZE TABLE fn FINAL`,
+];
+
+export const SQL = {
+  stats: `
+    SELECT intDiv(ts, {step:Int64}) * {step:Int64} AS timestamp, min(t) AS min_execution_time, max(t) AS max_execution_time,
+      avg(t) AS avg_execution_time, quantileExactLow(0.95)(t) AS p95_execution_time,
+      quantileExactLow(0.99)(t) AS p99_execution_time, count() AS count, countIf(s >= 400) AS error_count
+    FROM fn WHERE project = {project:String} AND ({function:String} = '' OR function_id = {function:String})
+      AND ts >= {first:Int64} AND ts < {stop:Int64}
+    GROUP BY timestamp ORDER BY timestamp LIMIT 1000`,
+  logs: `
+    SELECT id, ts AS timestamp, event_message, metadata FROM edge
+    WHERE project = {project:String} AND ts > {lower:Int64} AND ts <= {upper:Int64}
+    ORDER BY ts DESC, id LIMIT 100`,
+  counts: `
+    SELECT intDiv(ts, {width:Int64}) * {width:Int64} AS bucket,
+      formatDateTime(toDateTime(intDiv(bucket, 1000000), 'UTC'), '%Y-%m-%dT%H:%i:%S') AS timestamp,
+      countIf(position(path, '/rest') > 0) AS total_rest_requests,
+      countIf(position(path, '/storage') > 0) AS total_storage_requests,
+      countIf(position(path, '/auth') > 0) AS total_auth_requests,
+      countIf(position(path, '/realtime') > 0) AS total_realtime_requests
+    FROM requests WHERE ts >= {start:Int64} AND match(url, {project:String})
+    GROUP BY bucket ORDER BY bucket LIMIT 1000`,
+};
+
+const dir = mkdtempSync(path.join(tmpdir(), "chdb-bench-"));
+const session = new Session(dir);
+const quote = (p) => `'${p.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`;
+const t0 = performance.now();
+for (const statement of LOAD) session.query(statement.replaceAll("$EDGE", quote(files.edge)).replaceAll("$FUNCTIONS", quote(files.functions)));
+const loadMs = performance.now() - t0;
+const count = (table) => Number(JSON.parse(session.query(`SELECT count() AS n FROM ${table}`, "JSON")).data[0].n);
+// One load for both files (the edge file feeds two tables): its time is split by input bytes.
+const bytes = { edge_logs: statSync(files.edge).size, function_edge_logs: statSync(files.functions).size };
+const share = (stream) => (loadMs * bytes[stream]) / (bytes.edge_logs + bytes.function_edge_logs);
+const ingest = {
+  edge_logs: { ms: share("edge_logs"), bytes: bytes.edge_logs, entries: count("edge") },
+  function_edge_logs: { ms: share("function_edge_logs"), bytes: bytes.function_edge_logs, entries: count("fn") },
+};
+
+const run = (which, values) => JSON.parse(session.queryBind(SQL[which], values, "JSONCompact")).data.length;
+const BUDGET_MS = Number(files.budget);
+const MIN_RUNS = 5;
+const queries = {};
+for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
+  const ms = [];
+  const rows = [];
+  run(...bind(endpoint, runs[runs.length - 1], plan.nowUs)); // warm-up, not timed
+  for (const params of runs) {
+    if (ms.length >= MIN_RUNS && ms.reduce((a, b) => a + b, 0) > BUDGET_MS) break;
+    const [which, values] = bind(endpoint, params, plan.nowUs);
+    const started = performance.now();
+    rows.push(run(which, values));
+    ms.push(performance.now() - started);
+  }
+  queries[name] = { ms, rows };
+}
+const memory = Number(JSON.parse(session.query("SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE active", "JSON")).data[0].b);
+const version = JSON.parse(session.query("SELECT version() AS v", "JSON")).data[0].v;
+const threads = Number(JSON.parse(session.query("SELECT getSetting('max_threads') AS t", "JSON")).data[0].t);
+session.cleanup?.();
+rmSync(dir, { recursive: true, force: true });
+console.log(JSON.stringify({ load: LOAD, ingest, queries, threads, memoryBytes: memory, version: `ClickHouse ${version} (chDB)` }));
