@@ -17,6 +17,9 @@ mod params;
 mod routes;
 mod service;
 mod snapshot;
+/// For the fuzz target: a payload under a right snapshot header.
+#[doc(hidden)]
+pub use snapshot::{seal as seal_snapshot_payload, HEADER_BYTES as SNAPSHOT_HEADER_BYTES};
 mod store;
 pub mod timestamp;
 

@@ -2,11 +2,13 @@
 //! every endpoint answers valid JSON, it takes a batch, and its own snapshot
 //! reads back to the same snapshot. Never a panic. Random bytes rarely pass the
 //! checksum, so the input is also tried as a payload under a right header
-//! (magic, version 1, length, CRC-32), which puts the structural checks to work.
+//! (`seal_snapshot_payload`), which puts the structural checks to work.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
+use log_endpoints::{
+    seal_snapshot_payload, ApiKey, Config, LogEndpoints, Params, SNAPSHOT_HEADER_BYTES,
+};
 
 fn config() -> Config {
     Config {
@@ -15,20 +17,12 @@ fn config() -> Config {
     }
 }
 
-/// `payload` under the header of a version-1 snapshot.
-fn sealed(payload: &[u8]) -> Vec<u8> {
-    let mut out = b"LGENDSNP".to_vec();
-    out.extend_from_slice(&1u32.to_le_bytes());
-    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-    out.extend_from_slice(payload);
-    out
-}
-
 fuzz_target!(|data: &[u8]| {
     try_snapshot(data);
-    // A valid snapshot's payload starts after its 24-byte header.
-    try_snapshot(&sealed(data.get(24..).unwrap_or(data)));
+    // A valid snapshot's payload starts after its header.
+    try_snapshot(&seal_snapshot_payload(
+        data.get(SNAPSHOT_HEADER_BYTES..).unwrap_or(data),
+    ));
 });
 
 fn try_snapshot(data: &[u8]) {

@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use memchr::memmem;
 use regex::{Regex, RegexBuilder};
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::{Hir, HirKind, Look};
 use regex_syntax::ParserBuilder;
 use serde::Serialize;
 use ts_rs::TS;
@@ -153,7 +154,7 @@ impl Endpoint for ApiCounts {
 
     fn run(query: &ApiCountsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
         let pattern = if query.match_urls {
-            Some(compile_project_regex(&query.project, query.regex_limit)?)
+            Some(UrlPattern::new(&query.project, query.regex_limit)?)
         } else {
             None
         };
@@ -201,23 +202,77 @@ impl Counts {
     }
 }
 
-/// Literal byte strings every match of `pattern` contains (none when the
-/// pattern requires no literal, e.g. under case-insensitivity or alternation).
-fn required_literals(pattern: &str) -> Vec<Vec<u8>> {
-    fn walk(hir: &Hir, out: &mut Vec<Vec<u8>>) {
-        match hir.kind() {
-            HirKind::Literal(literal) => out.push(literal.0.to_vec()),
-            HirKind::Capture(capture) => walk(&capture.sub, out),
-            HirKind::Repetition(repetition) if repetition.min >= 1 => walk(&repetition.sub, out),
-            HirKind::Concat(parts) => parts.iter().for_each(|part| walk(part, out)),
-            _ => {}
+/// A compiled `project` pattern and what its syntax tells: the literals every
+/// match contains (to skip projects), and whether it is a plain literal, maybe
+/// anchored at the start: then a substring search answers, which costs far less
+/// per URL than the regex engine.
+struct UrlPattern {
+    regex: Regex,
+    required: Vec<Vec<u8>>,
+    plain: Option<Plain>,
+}
+
+enum Plain {
+    Contains(Box<memmem::Finder<'static>>),
+    StartsWith(Vec<u8>),
+}
+
+impl UrlPattern {
+    fn new(pattern: &str, size_limit: usize) -> Result<UrlPattern> {
+        let regex = compile_project_regex(pattern, size_limit)?;
+        let hir = ParserBuilder::new()
+            .nest_limit(100)
+            .build()
+            .parse(pattern)
+            .ok();
+        let mut required = Vec::new();
+        if let Some(hir) = &hir {
+            required_literals(hir, &mut required);
+        }
+        let plain = hir.as_ref().and_then(|hir| match hir.kind() {
+            HirKind::Literal(literal) => Some(Plain::Contains(Box::new(
+                memmem::Finder::new(&literal.0).into_owned(),
+            ))),
+
+            HirKind::Concat(parts) => match parts.as_slice() {
+                [start, literal] => match (start.kind(), literal.kind()) {
+                    (HirKind::Look(Look::Start), HirKind::Literal(literal)) => {
+                        Some(Plain::StartsWith(literal.0.to_vec()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        });
+        Ok(UrlPattern {
+            regex,
+            required,
+            plain,
+        })
+    }
+
+    fn is_match(&self, url: &str) -> bool {
+        match &self.plain {
+            Some(Plain::Contains(finder)) => finder.find(url.as_bytes()).is_some(),
+            Some(Plain::StartsWith(prefix)) => url.as_bytes().starts_with(prefix),
+            None => self.regex.is_match(url),
         }
     }
-    let mut literals = Vec::new();
-    if let Ok(hir) = ParserBuilder::new().nest_limit(100).build().parse(pattern) {
-        walk(&hir, &mut literals);
+}
+
+/// Adds to `out` the literal byte strings every match of `hir` contains (none
+/// under case-insensitivity or alternation, which this does not look into).
+fn required_literals(hir: &Hir, out: &mut Vec<Vec<u8>>) {
+    match hir.kind() {
+        HirKind::Literal(literal) => out.push(literal.0.to_vec()),
+        HirKind::Capture(capture) => required_literals(&capture.sub, out),
+        HirKind::Repetition(repetition) if repetition.min >= 1 => {
+            required_literals(&repetition.sub, out)
+        }
+        HirKind::Concat(parts) => parts.iter().for_each(|part| required_literals(part, out)),
+        _ => {}
     }
-    literals
 }
 
 /// Whether each URL of the table matches the pattern, decided once per URL.
@@ -225,14 +280,14 @@ fn required_literals(pattern: &str) -> Vec<Vec<u8>> {
 /// whole URL dictionary (0 = not yet tried, 1 = no, 2 = yes), which would
 /// otherwise cost more to allocate than a short window costs to scan.
 struct UrlMatches<'a> {
-    pattern: Option<&'a Regex>,
+    pattern: Option<&'a UrlPattern>,
     urls: &'a Interner,
     dense: Vec<u8>,
     sparse: HashMap<Sym, bool>,
 }
 
 impl<'a> UrlMatches<'a> {
-    fn new(pattern: Option<&'a Regex>, urls: &'a Interner, rows: usize) -> UrlMatches<'a> {
+    fn new(pattern: Option<&'a UrlPattern>, urls: &'a Interner, rows: usize) -> UrlMatches<'a> {
         let dense = if pattern.is_some() && rows.saturating_mul(4) >= urls.len() {
             vec![0u8; urls.len()]
         } else {
@@ -322,7 +377,7 @@ const OWN_ROWS_FACTOR: usize = 3;
 /// entries counts.
 fn run(
     table: &EdgeTable,
-    pattern: Option<&Regex>,
+    pattern: Option<&UrlPattern>,
     query: &ApiCountsQuery,
     now: Micros,
     rows: &mut Rows,
@@ -342,8 +397,8 @@ fn run(
     let candidates: Option<Vec<Sym>> = match entry_project {
         Some(project) => Some(vec![project]),
         None => {
-            let bits = UrlTrigrams::required_bits(&required_literals(&query.project));
-            (pattern.is_some() && !bits.is_empty()).then(|| {
+            let bits = pattern.map_or(Vec::new(), |p| UrlTrigrams::required_bits(&p.required));
+            (!bits.is_empty()).then(|| {
                 (0..table.projects.len() as Sym)
                     .chain([NONE])
                     .filter(|&p| table.url_trigrams.may_contain(p, &bits))
@@ -375,7 +430,7 @@ fn run(
 /// Counts the rows `own` (per candidate project, its row numbers in the window).
 fn count_own_rows(
     table: &EdgeTable,
-    pattern: Option<&Regex>,
+    pattern: Option<&UrlPattern>,
     own: &[&[u32]],
     width: Micros,
     rows: &mut Rows,
@@ -383,6 +438,17 @@ fn count_own_rows(
     let mut matches = UrlMatches::new(pattern, &table.urls, own.iter().map(|r| r.len()).sum());
     let mut buckets: BTreeMap<Micros, AreaTally> = BTreeMap::new();
     for project_rows in own {
+        // A project's rows are in time order: each run of one bucket is tallied
+        // apart and added to the buckets once.
+        let mut run: Option<(Micros, AreaTally)> = None;
+        let mut add = |run: Option<(Micros, AreaTally)>| {
+            if let Some((bucket, tally)) = run {
+                let sums = buckets.entry(bucket).or_default();
+                for (sum, n) in sums.iter_mut().zip(tally) {
+                    *sum += n;
+                }
+            }
+        };
         for &row in *project_rows {
             let (Some(&timestamp), Some(&requests)) = (
                 table.timestamp.get(row as usize),
@@ -390,14 +456,19 @@ fn count_own_rows(
             ) else {
                 continue;
             };
+            let bucket = truncate(timestamp, width);
+            if run.as_ref().is_none_or(|&(current, _)| current != bucket) {
+                add(run.take());
+            }
             let mut tally = AreaTally::default();
             if tally_requests(table, requests, &mut matches, &mut tally) {
-                let bucket = buckets.entry(truncate(timestamp, width)).or_default();
-                for (sum, n) in bucket.iter_mut().zip(tally) {
+                let (_, sums) = run.get_or_insert((bucket, AreaTally::default()));
+                for (sum, n) in sums.iter_mut().zip(tally) {
                     *sum += n;
                 }
             }
         }
+        add(run);
     }
     for (bucket, tally) in &buckets {
         if rows.is_full() {
@@ -410,7 +481,7 @@ fn count_own_rows(
 /// Counts by scanning every entry from row `start` on.
 fn count_by_scan(
     table: &EdgeTable,
-    pattern: Option<&Regex>,
+    pattern: Option<&UrlPattern>,
     entry_project: Option<Sym>,
     start: usize,
     width: Micros,

@@ -5,6 +5,7 @@
 //! Each table names its columns once (`column_lists!`): reserving, permuting and
 //! sizing walk those lists, so a new column is one edit.
 
+use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
 use crate::ingest::{StagedEdge, StagedInvocation};
@@ -17,20 +18,36 @@ pub use project_index::{ProjectRows, UrlTrigrams};
 pub type Sym = u32;
 pub const NONE: Sym = u32::MAX;
 
+/// Interned strings. The map from string to id is built on first use, so a
+/// store read from a snapshot pays for it only when it is looked up or grows
+/// (queries never look up URLs).
 #[derive(Default)]
 pub struct Interner {
-    ids: HashMap<Box<str>, Sym>,
+    ids: OnceCell<HashMap<Box<str>, Sym>>,
     values: Vec<Box<str>>,
 }
 
 impl Interner {
+    fn ids(&self) -> &HashMap<Box<str>, Sym> {
+        self.ids.get_or_init(|| {
+            let mut ids = HashMap::with_capacity(self.values.len());
+            for (id, value) in (0..).zip(&self.values) {
+                // A repeated value (only in a crafted snapshot) keeps its first id.
+                ids.entry(value.clone()).or_insert(id);
+            }
+            ids
+        })
+    }
+
     pub fn intern(&mut self, value: &str) -> Sym {
-        if let Some(&id) = self.ids.get(value) {
+        if let Some(&id) = self.ids().get(value) {
             return id;
         }
         let id = self.values.len() as Sym;
         self.values.push(value.into());
-        self.ids.insert(value.into(), id);
+        if let Some(ids) = self.ids.get_mut() {
+            ids.insert(value.into(), id);
+        }
         id
     }
 
@@ -39,7 +56,7 @@ impl Interner {
     }
 
     pub fn lookup(&self, value: &str) -> Option<Sym> {
-        self.ids.get(value).copied()
+        self.ids().get(value).copied()
     }
 
     pub fn get(&self, id: Sym) -> &str {
@@ -55,16 +72,12 @@ impl Interner {
         &self.values
     }
 
-    /// An interner holding `values` with ids in their order; `None` when a
-    /// value repeats (ids must be one per value).
-    pub(crate) fn from_values(values: Vec<Box<str>>) -> Option<Interner> {
-        let mut ids = HashMap::with_capacity(values.len());
-        for (id, value) in values.iter().enumerate() {
-            if ids.insert(value.clone(), id as Sym).is_some() {
-                return None;
-            }
+    /// An interner holding `values` with ids in their order.
+    pub(crate) fn from_values(values: Vec<Box<str>>) -> Interner {
+        Interner {
+            ids: OnceCell::new(),
+            values,
         }
-        Some(Interner { ids, values })
     }
 
     /// Every interned value, sorted.
@@ -530,21 +543,10 @@ impl EdgeTable {
         self.by_project.update(&self.project, first_new, reordered);
     }
 
-    /// Builds the per-project indexes of a table read from its columns alone.
-    pub(crate) fn rebuild_indexes(&mut self) {
+    /// Builds the rows of each project of a table read from a snapshot.
+    pub(crate) fn rebuild_project_rows(&mut self) {
         self.by_project = ProjectRows::default();
         self.by_project.update(&self.project, 0, false);
-        self.url_trigrams = UrlTrigrams::default();
-        self.url_trigrams.index(
-            EntryUrls {
-                project: &self.project,
-                requests: &self.requests,
-                request_url: &self.request_url,
-            },
-            0..self.len(),
-            &self.urls,
-            self.projects.len(),
-        );
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -615,8 +617,8 @@ impl FunctionTable {
         self.by_project.update(&self.project, first_new, reordered);
     }
 
-    /// Builds the per-project index of a table read from its columns alone.
-    pub(crate) fn rebuild_indexes(&mut self) {
+    /// Builds the rows of each project of a table read from a snapshot.
+    pub(crate) fn rebuild_project_rows(&mut self) {
         self.by_project = ProjectRows::default();
         self.by_project.update(&self.project, 0, false);
     }

@@ -210,4 +210,33 @@ impl UrlTrigrams {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.filters.capacity() * FILTER_WORDS * 8 + self.url_project.capacity() * 4
     }
+
+    /// The filters' words, one project after another, and each URL's project:
+    /// what a snapshot stores, so that restoring does not hash every URL again.
+    pub(crate) fn parts(&self) -> (&[u64], &[Sym]) {
+        (self.filters.as_flattened(), &self.url_project)
+    }
+
+    /// The index from its `parts`, for a table of `projects` projects and `urls`
+    /// URLs; `None` when the sizes do not fit those.
+    pub(crate) fn from_parts(
+        words: &[u64],
+        url_project: Vec<Sym>,
+        projects: usize,
+        urls: usize,
+    ) -> Option<UrlTrigrams> {
+        let filters: Vec<[u64; FILTER_WORDS]> = words
+            .chunks_exact(FILTER_WORDS)
+            .filter_map(|chunk| chunk.try_into().ok())
+            .collect();
+        // A table that never took a batch has no filters at all.
+        let never_indexed = filters.is_empty() && projects == 0 && urls == 0;
+        ((filters.len() == projects + 1 || never_indexed)
+            && words.len() == filters.len() * FILTER_WORDS
+            && url_project.len() == urls)
+            .then_some(UrlTrigrams {
+                filters,
+                url_project,
+            })
+    }
 }

@@ -1,7 +1,7 @@
 //! Property tests: answers depend on what was ingested, not on how (order, batch
 //! boundaries, encoding), and a cached answer is the answer.
 use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
-use log_endpoints_tools::random_logs::{entries, ndjson, query, Entry, RandomQuery};
+use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry, RandomQuery};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -103,6 +103,30 @@ proptest! {
         prop_assert_eq!(whole.stats().function_rows, split.stats().function_rows);
         for q in &queries {
             prop_assert_eq!(answer(&mut whole, q), answer(&mut split, q), "{:?}", q);
+        }
+    }
+
+    #[test]
+    fn other_projects_change_no_answer(
+        (entries, tenants, order) in (entries(120), other_tenants(600), any::<prop::sample::Index>()),
+        queries in prop::collection::vec(query(), 1..12),
+    ) {
+        // The queried projects' entries alone, and the same among many other
+        // projects' (interleaved at a random point, in several batches): every
+        // answer is the same. With the other projects the queried ones are a
+        // small share, so the per-project indexes answer; alone, the scans do.
+        let (mut alone, _) = ingest_whole(&entries);
+        let mut mixed = service();
+        for stream in ["edge_logs", "function_edge_logs"] {
+            let ours = of_stream(&entries, stream);
+            let theirs = of_stream(&tenants, stream);
+            let cut = order.index(theirs.len() + 1);
+            for batch in [&theirs[..cut], &ours[..], &theirs[cut..]] {
+                mixed.ingest(stream, ndjson(batch.iter().copied()).as_bytes()).unwrap();
+            }
+        }
+        for q in &queries {
+            prop_assert_eq!(answer(&mut mixed, q), answer(&mut alone, q), "{:?}", q);
         }
     }
 

@@ -188,6 +188,40 @@ pub fn query() -> impl Strategy<Value = RandomQuery> {
     )
 }
 
+/// Entries of many other projects (`tenant-NN`, Zipf-like sizes: tenant 0 the
+/// busiest), on their own hosts, which no `query()` asks for or matches: a
+/// store's answers must not change when they are added.
+pub fn other_tenants(max: usize) -> impl Strategy<Value = Vec<Entry>> {
+    let tenant = (0.0..1.0f64).prop_map(|u| (u.powi(3) * 60.0) as usize);
+    let entry = (tenant, timestamp(), prop::sample::select(&PATHS[..]), any::<bool>()).prop_map(
+        |(tenant, timestamp, path, edge)| {
+            let project = format!("tenant-{tenant:02}");
+            if edge {
+                let url = format!("https://{project}.example.net{path}");
+                Entry {
+                    stream: "edge_logs",
+                    value: json!({"timestamp": timestamp, "project": project, "event_message": path,
+                                  "metadata": [{"request": [{"url": url, "path": path}]}]}),
+                }
+            } else {
+                Entry {
+                    stream: "function_edge_logs",
+                    value: json!({"timestamp": timestamp, "metadata": [{"project_ref": project, "function_id": "fn-a",
+                                  "execution_time_ms": 1.5, "response": [{"status_code": 200}]}]}),
+                }
+            }
+        },
+    );
+    prop::collection::vec(entry, 0..max).prop_map(|mut entries| {
+        for (n, entry) in entries.iter_mut().enumerate() {
+            if let Value::Object(map) = &mut entry.value {
+                map.insert("id".into(), json!(format!("tenant-id-{n:05}")));
+            }
+        }
+        entries
+    })
+}
+
 /// NDJSON of `entries`.
 pub fn ndjson<'a>(entries: impl IntoIterator<Item = &'a Value>) -> String {
     entries.into_iter().map(|v| v.to_string() + "\n").collect()
