@@ -4,7 +4,8 @@
 //   methods, and forwards everything else to one Durable Object.
 // - `LogStore`, the Durable Object, holds the wasm instance (the in-memory
 //   store), appends every accepted batch to its SQLite storage, and rebuilds
-//   the in-memory store from storage when it wakes or after a wasm trap.
+//   the in-memory store from storage when it wakes or after a wasm trap: from
+//   its last snapshot (written by the cron trigger) and the batches after it.
 
 import { initSync, LogEndpoints, __wbg_reset_state } from "../pkg/log_endpoints.js";
 import wasmModule from "../pkg/log_endpoints_bg.wasm";
@@ -165,29 +166,50 @@ export class LogStore {
       received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL)`);
     this.sql.exec(`CREATE TABLE IF NOT EXISTS batch_parts (
       batch_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (batch_id, part))`);
+    // The store as of batch `last_batch_id` (a snapshot, in parts): waking reads
+    // it and replays only the batches after it.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS snapshot (
+      id INTEGER PRIMARY KEY CHECK (id = 1), last_batch_id INTEGER NOT NULL, bytes INTEGER NOT NULL, written_ms INTEGER NOT NULL)`);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot_parts (part INTEGER PRIMARY KEY, body BLOB NOT NULL)");
     ctx.blockConcurrencyWhile(async () => this.rebuild());
   }
 
-  /** A fresh in-memory store, filled from every stored batch in arrival order. */
+  /**
+   * A fresh in-memory store: the stored snapshot (if any, and if it reads back),
+   * then every stored batch after it, in arrival order. A snapshot that does not
+   * read back (checksum, truncation) is logged and dropped, and every batch is
+   * replayed instead: nothing is lost, only time.
+   */
   rebuild() {
+    const started = Date.now();
     this.service?.free();
+    this.service = undefined;
     // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
     // on requests, and stored batches must load even if that setting was lowered.
-    this.service = new LogEndpoints({
+    const options = {
       apiKeys: this.settings.apiKeys,
       ingestKeys: this.settings.ingestKeys,
       now: this.settings.fixedNowMs,
       limits: { maxStoreBytes: this.settings.maxStoreBytes },
-    });
-    const batches = this.sql.exec("SELECT id, stream, bytes FROM batches ORDER BY id").toArray();
-    for (const batch of batches) {
-      const body = new Uint8Array(batch.bytes);
-      let at = 0;
-      for (const part of this.sql.exec("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", batch.id)) {
-        const chunk = new Uint8Array(part.body);
-        body.set(chunk, at);
-        at += chunk.byteLength;
+    };
+    const snapshot = this.sql.exec("SELECT last_batch_id, bytes FROM snapshot WHERE id = 1").toArray()[0];
+    let after = 0;
+    this.woke = { fromSnapshot: false };
+    if (snapshot) {
+      try {
+        this.service = LogEndpoints.fromSnapshot(this.readParts("SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes), options);
+        after = snapshot.last_batch_id;
+        this.woke.fromSnapshot = true;
+      } catch (e) {
+        console.error(`log-endpoints: the stored snapshot was refused (${e.message}); rebuilding from the stored batches`);
+        this.woke.snapshotRefused = e.message;
+        this.dropSnapshot();
       }
+    }
+    this.service ??= new LogEndpoints(options);
+    const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
+    for (const batch of batches) {
+      const body = this.readParts("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
       try {
         this.service.ingest(batch.stream, body);
       } catch (e) {
@@ -195,7 +217,50 @@ export class LogStore {
         console.error(`log-endpoints: stored batch ${batch.id} could not be loaded: ${e.message}`);
       }
     }
-    this.restoredBatches = batches.length;
+    this.woke.replayedBatches = batches.length;
+    this.woke.ms = Date.now() - started;
+  }
+
+  /** The parts a query selects, joined (`bytes` long). */
+  readParts(query, bindings, bytes) {
+    const body = new Uint8Array(bytes);
+    let at = 0;
+    for (const part of this.sql.exec(query, ...bindings)) {
+      const chunk = new Uint8Array(part.body);
+      body.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    if (at !== bytes) throw new Error(`stored parts hold ${at} bytes, not ${bytes}`);
+    return body;
+  }
+
+  /** Writes `rows` of `body` in parts of at most PART_BYTES (SQLite's value limit). */
+  writeParts(body, insert) {
+    for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) insert(part, body.slice(at, at + PART_BYTES).buffer);
+  }
+
+  dropSnapshot() {
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM snapshot_parts");
+      this.sql.exec("DELETE FROM snapshot");
+    });
+  }
+
+  /**
+   * Writes a snapshot of the store as of the newest stored batch, replacing the
+   * last one in one transaction (all of it or none of it is stored).
+   */
+  writeSnapshot() {
+    const last = this.sql.exec("SELECT coalesce(max(id), 0) AS id FROM batches").one().id;
+    const current = this.sql.exec("SELECT last_batch_id FROM snapshot WHERE id = 1").toArray()[0];
+    if (current && current.last_batch_id === last) return { written: false, lastBatchId: last };
+    const bytes = this.service.snapshot();
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM snapshot_parts");
+      this.writeParts(bytes, (part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body));
+      this.sql.exec("INSERT OR REPLACE INTO snapshot (id, last_batch_id, bytes, written_ms) VALUES (1, ?, ?, ?)", last, bytes.byteLength, Date.now());
+    });
+    return { written: true, lastBatchId: last, bytes: bytes.byteLength };
   }
 
   async fetch(request) {
@@ -270,13 +335,14 @@ export class LogStore {
       const { id } = this.sql
         .exec("INSERT INTO batches (stream, newest_us, received_ms, bytes) VALUES (?, ?, ?, ?) RETURNING id", stream, newestUs ?? 0, Date.now(), body.byteLength)
         .one();
-      for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) {
-        this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, body.slice(at, at + PART_BYTES).buffer);
-      }
+      this.writeParts(body, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
     });
   }
 
-  /** Cache warming, and dropping stored batches whose newest entry is past the longest retention. */
+  /**
+   * Cache warming, dropping stored batches whose newest entry is past the longest
+   * retention, and a fresh snapshot when batches came since the last one.
+   */
   maintain(request) {
     const scheduled = Number(request.headers.get("X-Scheduled-Time"));
     const nowMs = this.settings.fixedNowMs ?? (this.settings.testHooks && scheduled ? scheduled : Date.now());
@@ -286,13 +352,27 @@ export class LogStore {
       this.ctx.storage.transactionSync(() => {
         this.sql.exec("DELETE FROM batch_parts WHERE batch_id IN (SELECT id FROM batches WHERE newest_us < ?)", cutoffUs);
         this.sql.exec("DELETE FROM batches WHERE newest_us < ?", cutoffUs);
+        // The snapshot holds the dropped batches' entries.
+        this.sql.exec("DELETE FROM snapshot_parts");
+        this.sql.exec("DELETE FROM snapshot");
       });
       this.rebuild();
     }
+    if (this.settings.testHooks && request.headers.get("X-Test-Corrupt-Snapshot") === "1") {
+      // Flips one byte of the stored snapshot, as a damaged disk would.
+      const first = this.sql.exec("SELECT body FROM snapshot_parts WHERE part = 0").toArray()[0];
+      if (first) {
+        const body = new Uint8Array(first.body);
+        body[body.length >> 1] ^= 0x40;
+        this.sql.exec("UPDATE snapshot_parts SET body = ? WHERE part = 0", body.buffer);
+      }
+      return json(200, { corrupted: Boolean(first) });
+    }
+    const snapshot = this.writeSnapshot();
     if (this.settings.testHooks && scheduled) this.service.setNow(scheduled);
     const warmed = this.service.warmCache();
     if (this.settings.testHooks && scheduled) this.service.setNow(this.settings.fixedNowMs);
-    return json(200, { ...warmed, droppedBatches: expired.length, ...this.service.stats() });
+    return json(200, { ...warmed, droppedBatches: expired.length, snapshot, woke: this.woke, ...this.service.stats() });
   }
 
   failure(e) {
