@@ -164,7 +164,10 @@ for (const r of results) {
   const input = r.wasm.ingest.edge_logs.bytes + r.wasm.ingest.function_edge_logs.bytes;
   const ingestMs = r.wasm.ingest.edge_logs.ms + r.wasm.ingest.function_edge_logs.ms;
   const snap = r.wasm.snapshot;
-  push(`| ${r.dataset} | ${r.n.toLocaleString()} | ${mib(input).toFixed(0)} MiB | ${mib(r.wasm.storeBytes).toFixed(0)} MiB | ${(r.wasm.storeBytes / input).toFixed(2)} | ${mib(r.wasm.wasmMemoryBytes).toFixed(0)} MiB | ${mib(r.duck.memoryBytes).toFixed(0)} MiB | ${mib(r.chdb.memoryBytes).toFixed(0)} MiB | ${mib(snap.bytes).toFixed(0)} MiB | ${(snap.bytes / r.wasm.storeBytes).toFixed(2)} | ${fmtMs(snap.writeMs)} ms | ${fmtMs(snap.restoreMs)} ms | ${fmtX(ingestMs / snap.restoreMs)} |`);
+  const snapCells = snap.error
+    ? `not measured (${snap.error}) | | | | |`
+    : `${mib(snap.bytes).toFixed(0)} MiB | ${(snap.bytes / r.wasm.storeBytes).toFixed(2)} | ${fmtMs(snap.writeMs)} ms | ${fmtMs(snap.restoreMs)} ms | ${fmtX(ingestMs / snap.restoreMs)} |`;
+  push(`| ${r.dataset} | ${r.n.toLocaleString()} | ${mib(input).toFixed(0)} MiB | ${mib(r.wasm.storeBytes).toFixed(0)} MiB | ${(r.wasm.storeBytes / input).toFixed(2)} | ${mib(r.wasm.wasmMemoryBytes).toFixed(0)} MiB | ${mib(r.duck.memoryBytes).toFixed(0)} MiB | ${mib(r.chdb.memoryBytes).toFixed(0)} MiB | ${snapCells}`);
 }
 push("");
 
