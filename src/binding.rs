@@ -349,6 +349,18 @@ impl JsLogEndpoints {
         to_js(&report)
     }
 
+    /// `splitByProject(stream, batch)` → `{ parts: [{ project, body, indexes }],
+    /// rejected, rejectedTotal }`: the batch's entries grouped by project (each
+    /// part's `body` a JSON array of the entries as they arrived, `indexes`
+    /// their places in the batch), read as `ingest` would read them, but not
+    /// kept. A front worker sends each part to its project's store.
+    #[wasm_bindgen(js_name = splitByProject)]
+    pub fn split_by_project(&self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
+        let bytes = batch_bytes(&batch)?;
+        let split = self.inner.borrow().split_by_project(stream, &bytes)?;
+        to_js(&split)
+    }
+
     /// Throws (401 or 403) unless `apiKey` is one of the `ingestKeys`: hosts that
     /// take batches over a network call it before reading the body.
     #[wasm_bindgen(js_name = authorizeIngest)]

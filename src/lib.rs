@@ -16,6 +16,7 @@ mod json;
 mod params;
 mod routes;
 mod service;
+mod shard;
 mod snapshot;
 /// For the fuzz target: a payload under a right snapshot header.
 #[doc(hidden)]
@@ -42,3 +43,4 @@ pub use routes::Route;
 pub use service::{
     Catalog, Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
 };
+pub use shard::{split_by_project, BatchSplit, ProjectPart};

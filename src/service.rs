@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, RejectReason, Rejection, Stream};
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
+use crate::shard::BatchSplit;
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -66,6 +67,35 @@ pub struct IngestReport {
     pub rejected_total: usize,
     /// Newest timestamp among the accepted entries (µs), `None` when none were.
     pub newest_timestamp: Option<Micros>,
+}
+
+/// A batch's stream and its entries as framed, once the batch as a whole passes
+/// the limits (size, entry count): what ingesting and splitting by project share.
+pub(crate) fn frame_batch<'a>(
+    stream_name: &str,
+    batch: &'a [u8],
+    limits: &Limits,
+) -> Result<(Stream, Vec<ingest::Framed<'a>>)> {
+    let stream = Stream::from_name(stream_name)?;
+    let too_large = |what: String| Error::BatchTooLarge {
+        reason: format!("{what}; split it into smaller batches"),
+    };
+    if batch.len() > limits.max_batch_bytes {
+        return Err(too_large(format!(
+            "{} bytes, more than the limit of {} bytes",
+            batch.len(),
+            limits.max_batch_bytes
+        )));
+    }
+    let entries = ingest::split_entries(batch)?;
+    if entries.len() > limits.max_batch_entries {
+        return Err(too_large(format!(
+            "{} entries, more than the limit of {}",
+            entries.len(),
+            limits.max_batch_entries
+        )));
+    }
+    Ok((stream, entries))
 }
 
 /// A successful query: the JSON body and, for cached endpoints, the cache status.
@@ -155,30 +185,18 @@ impl LogEndpoints {
         self.keys.check(api_key, Purpose::Ingest).map(|_| ())
     }
 
+    /// Splits a batch of `stream_name` by project without ingesting it, under
+    /// this store's limits (see `shard`): what a front worker that keeps each
+    /// project in its own store sends where.
+    pub fn split_by_project(&self, stream_name: &str, batch: &[u8]) -> Result<BatchSplit> {
+        crate::shard::split_by_project(stream_name, batch, &self.limits)
+    }
+
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
     /// entries are reported with their index; the others are all kept, or, when the
     /// batch as a whole is refused, none are.
     pub fn ingest(&mut self, stream_name: &str, batch: &[u8]) -> Result<IngestReport> {
-        let stream = Stream::from_name(stream_name)?;
-        let too_large = |what: String| Error::BatchTooLarge {
-            reason: format!("{what}; split it into smaller batches"),
-        };
-        let limits = self.limits;
-        if batch.len() > limits.max_batch_bytes {
-            return Err(too_large(format!(
-                "{} bytes, more than the limit of {} bytes",
-                batch.len(),
-                limits.max_batch_bytes
-            )));
-        }
-        let entries = ingest::split_entries(batch)?;
-        if entries.len() > limits.max_batch_entries {
-            return Err(too_large(format!(
-                "{} entries, more than the limit of {}",
-                entries.len(),
-                limits.max_batch_entries
-            )));
-        }
+        let (stream, entries) = frame_batch(stream_name, batch, &self.limits)?;
         let mut rejected = Vec::new();
         let mut rejected_total = 0;
         let mut reject = |index: usize, reason: RejectReason| {

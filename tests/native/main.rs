@@ -22,3 +22,4 @@ mod management_api;
 mod properties;
 mod security;
 mod service;
+mod shard;
