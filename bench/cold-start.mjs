@@ -1,0 +1,82 @@
+// Cold start of the edge worker's Durable Object on workerd (Miniflare): fills
+// the store to its memory budget (64 MiB by default), then restarts the runtime
+// and times the first query, once waking from the snapshot the cron trigger
+// wrote and once replaying every stored batch (no snapshot).
+//
+//   node bench/cold-start.mjs [--runs 3]
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { Miniflare } from "miniflare";
+import { generate, ndjson, tenants } from "../scripts/generate-logs.mjs";
+import { workerOptions } from "../www/miniflare-options.mjs";
+
+const { values } = parseArgs({ options: { runs: { type: "string", default: "3" } } });
+const RUNS = Number(values.runs);
+const END_MS = Date.parse("2026-11-20T12:00:00Z");
+const KEY = "cold-start-key";
+const INGEST = "cold-start-ingest";
+const bindings = { API_KEYS: KEY, INGEST_KEYS: INGEST, FIXED_NOW_MS: String(END_MS), TEST_HOOKS: "1" };
+const BASE = "http://localhost";
+const tenancy = tenants(200);
+const project = tenancy.refs[0];
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
+const dir = mkdtempSync(path.join(tmpdir(), "cold-start-"));
+let mf = new Miniflare(workerOptions({ persistDir: dir, bindings }));
+const maintain = async (headers = {}) => {
+  const ns = await mf.getDurableObjectNamespace("LOG_STORE");
+  const res = await ns.get(ns.idFromName("logs")).fetch("https://log-store.internal/__maintain", { method: "POST", headers: { "X-Scheduled-Time": String(END_MS), ...headers } });
+  return res.json();
+};
+
+// Fill: 2 MiB batches of both streams until the store refuses one (413 store_full).
+let batches = 0;
+let stats;
+fill: for (let seed = 1; ; seed++) {
+  for (const stream of ["edge_logs", "function_edge_logs"]) {
+    const body = ndjson(generate({ stream, count: 3000, endMs: END_MS, spanMs: 3 * 86400e3, seed, tenancy }));
+    const res = await mf.dispatchFetch(`${BASE}/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": INGEST } });
+    await res.arrayBuffer();
+    if (res.status === 413) break fill;
+    if (res.status !== 200) throw new Error(`ingest: ${res.status}`);
+    batches++;
+  }
+}
+stats = await maintain(); // writes the snapshot
+console.error(`[cold-start] ${batches} batches stored; store ${(stats.storeBytes / 2 ** 20).toFixed(1)} MiB; snapshot ${(stats.snapshot.bytes / 2 ** 20).toFixed(1)} MiB`);
+
+async function firstQueryAfterRestart() {
+  await mf.dispose();
+  mf = new Miniflare(workerOptions({ persistDir: dir, bindings }));
+  await mf.ready;
+  const t0 = performance.now();
+  const res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=PAYG`, { headers: { "X-API-KEY": KEY } });
+  await res.arrayBuffer();
+  const ms = performance.now() - t0;
+  if (res.status !== 200) throw new Error(`query: ${res.status}`);
+  return { ms, woke: (await maintain()).woke };
+}
+
+const fromSnapshot = [];
+for (let i = 0; i < RUNS; i++) fromSnapshot.push(await firstQueryAfterRestart());
+// The same store without its snapshot: a corrupted one is refused and every batch replayed.
+const replay = [];
+for (let i = 0; i < RUNS; i++) {
+  await maintain({ "X-Test-Corrupt-Snapshot": "1" });
+  replay.push(await firstQueryAfterRestart()); // its maintain writes a fresh snapshot again
+}
+await mf.dispose();
+rmSync(dir, { recursive: true, force: true });
+const result = {
+  storeBytes: stats.storeBytes,
+  batches,
+  snapshotBytes: stats.snapshot.bytes,
+  firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),
+  wakeMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.ms)),
+  firstQueryMsReplayingEveryBatch: median(replay.map((r) => r.ms)),
+  wakeMsReplayingEveryBatch: median(replay.map((r) => r.woke.ms)),
+  wokeFromSnapshot: fromSnapshot.every((r) => r.woke.fromSnapshot) && replay.every((r) => !r.woke.fromSnapshot),
+};
+console.log(JSON.stringify(result, null, 2));
