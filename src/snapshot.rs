@@ -31,13 +31,22 @@ fn checksum(payload: &[u8]) -> u64 {
 /// `payload` under a right header: how `write` seals its payload (and what the
 /// fuzz target uses to put the structural checks to work).
 pub fn seal(payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER_BYTES + payload.len());
-    out.extend_from_slice(MAGIC);
-    VERSION.put(&mut out);
-    (payload.len() as u64).put(&mut out);
-    checksum(payload).put(&mut out);
+    let mut out = vec![0; HEADER_BYTES];
     out.extend_from_slice(payload);
+    seal_in_place(&mut out);
     out
+}
+
+/// Writes the header into the first `HEADER_BYTES` of `out`, which holds the
+/// payload after them: no second copy of a large payload.
+fn seal_in_place(out: &mut [u8]) {
+    let (head, payload) = out.split_at_mut(HEADER_BYTES);
+    let mut header = Vec::with_capacity(HEADER_BYTES);
+    header.extend_from_slice(MAGIC);
+    VERSION.put(&mut header);
+    (payload.len() as u64).put(&mut header);
+    checksum(payload).put(&mut header);
+    head.copy_from_slice(&header);
 }
 
 fn invalid(reason: impl Into<String>) -> Error {
@@ -183,7 +192,9 @@ impl<'a> Reader<'a> {
 
 /// The store as snapshot bytes.
 pub fn write(store: &Store) -> Vec<u8> {
-    let mut w = Writer::default();
+    let mut w = Writer {
+        out: vec![0; HEADER_BYTES],
+    };
     let edge = &store.edge;
     w.column(&edge.timestamp);
     w.column(&edge.id);
@@ -208,7 +219,8 @@ pub fn write(store: &Store) -> Vec<u8> {
     w.texts(functions.projects.values());
     w.texts(functions.functions.values());
 
-    seal(&w.out)
+    seal_in_place(&mut w.out);
+    w.out
 }
 
 /// The store a snapshot holds, checked whole before it is used.

@@ -201,23 +201,37 @@ export class LogStore {
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
       } catch (e) {
-        console.error(`log-endpoints: the stored snapshot was refused (${e.message}); rebuilding from the stored batches`);
-        this.woke.snapshotRefused = e.message;
-        this.dropSnapshot();
+        if (e?.code === "invalid_snapshot") {
+          console.error(`log-endpoints: the stored snapshot was refused (${e.message}); rebuilding from the stored batches`);
+          this.woke.snapshotRefused = e.message;
+          this.dropSnapshot();
+        } else {
+          // Not the snapshot's fault (e.g. memory ran out in the engine): keep
+          // it, start a clean instance and replay everything this time.
+          console.error(`log-endpoints: restoring the snapshot failed (${e?.message}); replaying the stored batches`);
+          this.woke.snapshotFailed = String(e?.message);
+          this.service = undefined;
+          __wbg_reset_state();
+        }
       }
     }
     this.service ??= new LogEndpoints(options);
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
+    // Batches that did not load are retried on every rebuild; no snapshot is
+    // written while there are any (it would leave them out for good).
+    this.failedBatches = 0;
     for (const batch of batches) {
-      const body = this.readParts("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
       try {
+        const body = this.readParts("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
         this.service.ingest(batch.stream, body);
       } catch (e) {
         // One unreadable stored batch must not keep the object from starting.
+        this.failedBatches++;
         console.error(`log-endpoints: stored batch ${batch.id} could not be loaded: ${e.message}`);
       }
     }
     this.woke.replayedBatches = batches.length;
+    this.woke.failedBatches = this.failedBatches;
     this.woke.ms = Date.now() - started;
   }
 
@@ -254,6 +268,7 @@ export class LogStore {
     const last = this.sql.exec("SELECT coalesce(max(id), 0) AS id FROM batches").one().id;
     const current = this.sql.exec("SELECT last_batch_id FROM snapshot WHERE id = 1").toArray()[0];
     if (current && current.last_batch_id === last) return { written: false, lastBatchId: last };
+    if (this.failedBatches > 0) return { written: false, lastBatchId: current?.last_batch_id ?? 0, reason: `${this.failedBatches} stored batches did not load` };
     const bytes = this.service.snapshot();
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM snapshot_parts");

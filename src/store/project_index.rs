@@ -6,8 +6,9 @@
 //!   its request URLs, so that usage.api-counts skips every project whose URLs
 //!   cannot contain the literals its pattern requires.
 //!
-//! Both are rebuilt from the columns after a snapshot is read; neither is
-//! stored. Memory is predicted by the same growth rule as the columns.
+//! A snapshot stores the trigram filters (rebuilding them would hash every URL)
+//! and rebuilds the project rows from the project column. Memory is predicted
+//! by the same growth rule as the columns.
 
 use std::ops::Range;
 
