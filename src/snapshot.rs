@@ -117,6 +117,12 @@ impl Writer {
         }
     }
 
+    fn interner(&mut self, names: &Interner) {
+        let (text, ends) = names.parts();
+        self.texts(&[text]);
+        self.column(ends);
+    }
+
     fn texts<S: AsRef<str>>(&mut self, texts: &[S]) {
         (texts.len() as u64).put(&mut self.out);
         for text in texts {
@@ -181,12 +187,14 @@ impl<'a> Reader<'a> {
     }
 
     fn interner(&mut self, what: &str) -> Result<Interner> {
-        let values = self
-            .texts(what)?
-            .into_iter()
-            .map(String::into_boxed_str)
-            .collect();
-        Ok(Interner::from_values(values))
+        let mut text = self.texts(what)?;
+        let ends = self.column(what)?;
+        let text = match (text.pop(), text.is_empty()) {
+            (Some(text), true) => text,
+            _ => return Err(invalid(format!("{what} is not one text"))),
+        };
+        Interner::from_parts(text, ends)
+            .ok_or_else(|| invalid(format!("{what} are not cut where their text allows")))
     }
 }
 
@@ -205,8 +213,8 @@ pub fn write(store: &Store) -> Vec<u8> {
     w.column(&edge.request_url);
     w.column(&edge.request_areas);
     w.texts(edge.text.chunks());
-    w.texts(edge.projects.values());
-    w.texts(edge.urls.values());
+    w.interner(&edge.projects);
+    w.interner(&edge.urls);
     let (filter_words, url_project) = edge.url_trigrams.parts();
     w.column(filter_words);
     w.column(url_project);
@@ -216,8 +224,8 @@ pub fn write(store: &Store) -> Vec<u8> {
     w.column(&functions.function);
     w.column(&functions.execution_time_ms);
     w.column(&functions.status_code);
-    w.texts(functions.projects.values());
-    w.texts(functions.functions.values());
+    w.interner(&functions.projects);
+    w.interner(&functions.functions);
 
     seal_in_place(&mut w.out);
     w.out

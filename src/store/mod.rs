@@ -18,22 +18,26 @@ pub use project_index::{ProjectRows, UrlTrigrams};
 pub type Sym = u32;
 pub const NONE: Sym = u32::MAX;
 
-/// Interned strings. The map from string to id is built on first use, so a
-/// store read from a snapshot pays for it only when it is looked up or grows
-/// (queries never look up URLs).
+/// Interned strings, one after another in one text (so that reading them in id
+/// order, as a scan over new URLs does, streams through memory, and a snapshot
+/// restores them with one copy). The map from string to id is built on first
+/// use, so a store read from a snapshot pays for it only when it is looked up
+/// or grows (queries never look up URLs).
 #[derive(Default)]
 pub struct Interner {
     ids: OnceCell<HashMap<Box<str>, Sym>>,
-    values: Vec<Box<str>>,
+    text: String,
+    /// Where each value ends in `text` (it starts where the one before ends).
+    ends: Vec<u64>,
 }
 
 impl Interner {
     fn ids(&self) -> &HashMap<Box<str>, Sym> {
         self.ids.get_or_init(|| {
-            let mut ids = HashMap::with_capacity(self.values.len());
-            for (id, value) in (0..).zip(&self.values) {
+            let mut ids = HashMap::with_capacity(self.len());
+            for id in 0..self.len() as Sym {
                 // A repeated value (only in a crafted snapshot) keeps its first id.
-                ids.entry(value.clone()).or_insert(id);
+                ids.entry(self.get(id).into()).or_insert(id);
             }
             ids
         })
@@ -43,8 +47,9 @@ impl Interner {
         if let Some(&id) = self.ids().get(value) {
             return id;
         }
-        let id = self.values.len() as Sym;
-        self.values.push(value.into());
+        let id = self.len() as Sym;
+        self.text.push_str(value);
+        self.ends.push(self.text.len() as u64);
         if let Some(ids) = self.ids.get_mut() {
             ids.insert(value.into(), id);
         }
@@ -60,37 +65,54 @@ impl Interner {
     }
 
     pub fn get(&self, id: Sym) -> &str {
-        self.values.get(id as usize).map_or("", |v| v)
+        let at = id as usize;
+        let start = match at.checked_sub(1) {
+            Some(before) => self.ends.get(before).copied(),
+            None => Some(0),
+        };
+        start
+            .zip(self.ends.get(at).copied())
+            .and_then(|(start, end)| self.text.get(start as usize..end as usize))
+            .unwrap_or("")
     }
 
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.ends.len()
     }
 
-    /// Every interned value, by id.
-    pub(crate) fn values(&self) -> &[Box<str>] {
-        &self.values
+    /// The values' text and where each ends, as a snapshot stores them.
+    pub(crate) fn parts(&self) -> (&str, &[u64]) {
+        (&self.text, &self.ends)
     }
 
-    /// An interner holding `values` with ids in their order.
-    pub(crate) fn from_values(values: Vec<Box<str>>) -> Interner {
-        Interner {
+    /// An interner of `text` cut at `ends`; `None` when the ends do not rise
+    /// to the text's end on character boundaries.
+    pub(crate) fn from_parts(text: String, ends: Vec<u64>) -> Option<Interner> {
+        let mut start = 0u64;
+        let cuts = ends.iter().fold(true, |ok, &end| {
+            let fits = start <= end && text.is_char_boundary(end as usize);
+            start = end;
+            ok & fits
+        });
+        (cuts && start == text.len() as u64).then(|| Interner {
             ids: OnceCell::new(),
-            values,
-        }
+            text,
+            ends,
+        })
     }
 
     /// Every interned value, sorted.
     pub fn sorted_values(&self) -> Vec<String> {
-        let mut values: Vec<String> = self.values.iter().map(|v| v.to_string()).collect();
+        let mut values: Vec<String> = (0..self.len() as Sym)
+            .map(|id| self.get(id).to_owned())
+            .collect();
         values.sort_unstable();
         values
     }
 
-    /// Each string is held twice (map key and value list), plus its slots.
+    /// Each string is held twice (map key and text), plus its slots.
     fn heap_bytes(&self) -> usize {
-        let text: usize = self.values.iter().map(|v| v.len()).sum();
-        2 * text + self.values.len() * INTERNED_OVERHEAD
+        2 * self.text.len() + self.len() * INTERNED_OVERHEAD
     }
 
     /// What interning `value` would add to `heap_bytes` (counted again for a value
