@@ -100,3 +100,38 @@ export function bind(endpoint, params, nowUs) {
   return ["counts", { width, project: params.project, start: nowUs - window }];
 }
 
+
+/**
+ * A SQL peer's timings of the plan: for each query one untimed warm-up run,
+ * then its runs; once a query has had 5 runs it stops when it has spent
+ * `budgetMs` (the nested port takes seconds per run at 5M). `runOne(which,
+ * values)` runs one bound query and resolves to its row count.
+ */
+export async function timePlan(plan, budgetMs, runOne) {
+  const MIN_RUNS = 5;
+  const queries = {};
+  for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
+    const ms = [];
+    const rows = [];
+    await runOne(...bind(endpoint, runs[runs.length - 1], plan.nowUs));
+    for (const params of runs) {
+      if (ms.length >= MIN_RUNS && ms.reduce((a, b) => a + b, 0) > budgetMs) break;
+      const [which, values] = bind(endpoint, params, plan.nowUs);
+      const started = performance.now();
+      rows.push(await runOne(which, values));
+      ms.push(performance.now() - started);
+    }
+    queries[name] = { ms, rows };
+  }
+  return queries;
+}
+
+/**
+ * A peer's one load of both files (the edge file feeds two tables) as ingest
+ * figures per stream: its time split by input bytes; `entries` per stream.
+ */
+export function splitLoad(loadMs, bytes, entries) {
+  const total = bytes.edge_logs + bytes.function_edge_logs;
+  const figures = (stream) => ({ ms: (loadMs * bytes[stream]) / total, bytes: bytes[stream], entries: entries[stream] });
+  return { edge_logs: figures("edge_logs"), function_edge_logs: figures("function_edge_logs") };
+}

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Session } from "chdb";
-import { bind } from "./plan.mjs";
+import { splitLoad, timePlan } from "./plan.mjs";
 
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" }, budget: { type: "string", default: "60000" } } });
 const plan = JSON.parse(readFileSync(files.plan, "utf8"));
@@ -64,31 +64,13 @@ const t0 = performance.now();
 for (const statement of LOAD) session.query(statement.replaceAll("$EDGE", quote(files.edge)).replaceAll("$FUNCTIONS", quote(files.functions)));
 const loadMs = performance.now() - t0;
 const count = (table) => Number(JSON.parse(session.query(`SELECT count() AS n FROM ${table}`, "JSON")).data[0].n);
-// One load for both files (the edge file feeds two tables): its time is split by input bytes.
-const bytes = { edge_logs: statSync(files.edge).size, function_edge_logs: statSync(files.functions).size };
-const share = (stream) => (loadMs * bytes[stream]) / (bytes.edge_logs + bytes.function_edge_logs);
-const ingest = {
-  edge_logs: { ms: share("edge_logs"), bytes: bytes.edge_logs, entries: count("edge") },
-  function_edge_logs: { ms: share("function_edge_logs"), bytes: bytes.function_edge_logs, entries: count("fn") },
-};
+const ingest = splitLoad(
+  loadMs,
+  { edge_logs: statSync(files.edge).size, function_edge_logs: statSync(files.functions).size },
+  { edge_logs: count("edge"), function_edge_logs: count("fn") },
+);
 
-const run = (which, values) => JSON.parse(session.queryBind(SQL[which], values, "JSONCompact")).data.length;
-const BUDGET_MS = Number(files.budget);
-const MIN_RUNS = 5;
-const queries = {};
-for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
-  const ms = [];
-  const rows = [];
-  run(...bind(endpoint, runs[runs.length - 1], plan.nowUs)); // warm-up, not timed
-  for (const params of runs) {
-    if (ms.length >= MIN_RUNS && ms.reduce((a, b) => a + b, 0) > BUDGET_MS) break;
-    const [which, values] = bind(endpoint, params, plan.nowUs);
-    const started = performance.now();
-    rows.push(run(which, values));
-    ms.push(performance.now() - started);
-  }
-  queries[name] = { ms, rows };
-}
+const queries = await timePlan(plan, Number(files.budget), (which, values) => JSON.parse(session.queryBind(SQL[which], values, "JSONCompact")).data.length);
 const memory = Number(JSON.parse(session.query("SELECT sum(bytes_on_disk) AS b FROM system.parts WHERE active", "JSON")).data[0].b);
 const version = JSON.parse(session.query("SELECT version() AS v", "JSON")).data[0].v;
 const threads = Number(JSON.parse(session.query("SELECT getSetting('max_threads') AS t", "JSON")).data[0].t);

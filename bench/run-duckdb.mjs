@@ -13,7 +13,7 @@
 import { parseArgs } from "node:util";
 import { readFileSync, statSync } from "node:fs";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { bind } from "./plan.mjs";
+import { splitLoad, timePlan } from "./plan.mjs";
 
 const { values: files } = parseArgs({
   options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" }, layout: { type: "string", default: "flat" }, budget: { type: "string", default: "60000" } },
@@ -90,11 +90,11 @@ if (flat) {
   for (const statement of FLAT_LOAD) await db.run(statement.replace("$EDGE", quote(files.edge)).replace("$FUNCTIONS", quote(files.functions)));
   const ms = performance.now() - t0;
   const count = async (table) => Number((await db.runAndReadAll(`SELECT count(*) AS n FROM ${table}`)).getRowObjects()[0].n);
-  // One load for both files (the edge file feeds two tables): its time is split by input bytes.
-  const bytes = { edge_logs: statSync(files.edge).size, function_edge_logs: statSync(files.functions).size };
-  const share = (stream) => (ms * bytes[stream]) / (bytes.edge_logs + bytes.function_edge_logs);
-  ingest.edge_logs = { ms: share("edge_logs"), bytes: bytes.edge_logs, entries: await count("edge") };
-  ingest.function_edge_logs = { ms: share("function_edge_logs"), bytes: bytes.function_edge_logs, entries: await count("fn") };
+  Object.assign(ingest, splitLoad(
+    ms,
+    { edge_logs: statSync(files.edge).size, function_edge_logs: statSync(files.functions).size },
+    { edge_logs: await count("edge"), function_edge_logs: await count("fn") },
+  ));
 } else {
   for (const [table, stream, path] of [["edge", "edge_logs", files.edge], ["fn", "function_edge_logs", files.functions]]) {
     const t0 = performance.now();
@@ -107,31 +107,11 @@ if (flat) {
 const prepared = {};
 for (const [name, sql] of Object.entries(flat ? FLAT_SQL : SQL)) prepared[name] = await db.prepare(sql);
 
-// DuckDB's slowest queries take seconds at 5M entries: after 5 runs, a query
-// stops once it has used its time budget (the table says how many runs it had).
-const BUDGET_MS = Number(files.budget);
-const MIN_RUNS = 5;
-const queries = {};
-for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
-  const ms = [];
-  const rows = [];
-  {
-    const [which, values] = bind(endpoint, runs[runs.length - 1], plan.nowUs); // warm-up, not timed
-    prepared[which].bind(values);
-    await prepared[which].runAndReadAll();
-  }
-  for (const params of runs) {
-    if (ms.length >= MIN_RUNS && ms.reduce((a, b) => a + b, 0) > BUDGET_MS) break;
-    const [which, values] = bind(endpoint, params, plan.nowUs);
-    const statement = prepared[which];
-    statement.clearBindings?.();
-    statement.bind(values);
-    const t0 = performance.now();
-    const reader = await statement.runAndReadAll();
-    ms.push(performance.now() - t0);
-    rows.push(reader.currentRowCount);
-  }
-  queries[name] = { ms, rows };
-}
+const queries = await timePlan(plan, Number(files.budget), async (which, values) => {
+  const statement = prepared[which];
+  statement.clearBindings?.();
+  statement.bind(values);
+  return (await statement.runAndReadAll()).currentRowCount;
+});
 const memory = (await db.runAndReadAll("SELECT sum(memory_usage_bytes)::BIGINT AS b FROM duckdb_memory()")).getRowObjects()[0].b;
 console.log(JSON.stringify({ layout: files.layout, load: flat ? FLAT_LOAD : undefined, ingest, queries, threads: Number(threads), memoryBytes: Number(memory), version: (await db.runAndReadAll("SELECT version() AS v")).getRowObjects()[0].v }));
