@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::{
-    ApiKey, Config, Error, Feeder, Limits, LogEndpoints, Params, Route, DEFAULT_BATCH_BYTES,
+    day_of, ApiKey, Config, Directory, Error, Feeder, Limits, LogEndpoints, Params, Route,
+    DEFAULT_BATCH_BYTES,
 };
 
 // The shared types of the JS API. Each endpoint's parameter and row types are
@@ -349,16 +350,86 @@ impl JsLogEndpoints {
         to_js(&report)
     }
 
-    /// `splitByProject(stream, batch)` → `{ parts: [{ project, body, indexes }],
-    /// rejected, rejectedTotal }`: the batch's entries grouped by project (each
-    /// part's `body` a JSON array of the entries as they arrived, `indexes`
-    /// their places in the batch), read as `ingest` would read them, but not
-    /// kept. A front worker sends each part to its project's store.
-    #[wasm_bindgen(js_name = splitByProject)]
-    pub fn split_by_project(&self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
+    /// `splitByShard(stream, batch)` → `{ parts: [{ shard, project, projectKey,
+    /// day, body, indexes, urlBits }], rejected, rejectedTotal }`: the batch's
+    /// entries grouped by shard (project and UTC day; each part's `body` a JSON
+    /// array of the entries as they arrived, `indexes` their places in the
+    /// batch, `urlBits` the trigram bits of their request URLs), read as
+    /// `ingest` would read them, but not kept. A front worker sends each part
+    /// to the store named `shard`.
+    #[wasm_bindgen(js_name = splitByShard)]
+    pub fn split_by_shard(&self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
         let bytes = batch_bytes(&batch)?;
-        let split = self.inner.borrow().split_by_project(stream, &bytes)?;
+        let split = self.inner.borrow().split_by_shard(stream, &bytes)?;
         to_js(&split)
+    }
+
+    /// `combineIngest({ rejected, rejectedTotal, parts: [{ indexes, report?,
+    /// error? }] })` → `{ status, body }`: a split batch's answer from what each
+    /// shard did with its part; entries of failed parts are listed in
+    /// `body.notKept` (503 when nothing was kept, 502 when some was).
+    #[wasm_bindgen(js_name = combineIngest)]
+    pub fn combine_ingest(&self, outcome: JsValue) -> Result<JsValue, JsValue> {
+        let outcome =
+            serde_wasm_bindgen::from_value(outcome).map_err(|e| Error::BadShardAnswer {
+                reason: format!("{e} (expected {{ rejected, rejectedTotal, parts }})"),
+            })?;
+        to_js(&self.inner.borrow().combine_ingest(outcome))
+    }
+
+    /// `planQuery(path, params, apiKey)` → `{ endpoint, projectKey, urlBits,
+    /// firstDay, lastDay, newestFirst, warning }`: the call checked as
+    /// `queryPath` checks it (throws the same errors), and which shards can
+    /// hold its rows. Nothing is run.
+    #[wasm_bindgen(js_name = planQuery)]
+    pub fn plan_query(
+        &self,
+        path: &str,
+        params: JsValue,
+        api_key: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let now = self.now_micros();
+        let params = params_from(&params)?;
+        let plan = self
+            .inner
+            .borrow()
+            .plan_path(path, &params, api_key.as_deref(), now)?;
+        to_js(&plan)
+    }
+
+    /// `LogEndpoints.mergeAnswers(endpoint, parts)` → `{ body, cache, maxAge,
+    /// warning }`: the answer one store would give, from the shards' answers
+    /// (each as `queryPath` returns it) to a plan for `endpoint`.
+    #[wasm_bindgen(js_name = mergeAnswers)]
+    pub fn merge_answers(endpoint: &str, parts: JsValue) -> Result<JsValue, JsValue> {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Part {
+            body: String,
+            cache: Option<String>,
+            max_age: Option<u64>,
+            warning: Option<String>,
+        }
+        let parts: Vec<Part> =
+            serde_wasm_bindgen::from_value(parts).map_err(|e| Error::BadShardAnswer {
+                reason: format!("{e} (expected [{{ body, cache, maxAge, warning }}])"),
+            })?;
+        let parts: Vec<crate::QueryOutput> = parts
+            .into_iter()
+            .map(|p| crate::QueryOutput {
+                body: p.body.into(),
+                cache: p
+                    .cache
+                    .zip(p.max_age)
+                    .map(|(c, max_age_seconds)| crate::CacheStatus {
+                        hit: c == "HIT",
+                        max_age_seconds,
+                    }),
+                warning: p.warning,
+            })
+            .collect();
+        let out = LogEndpoints::merge_answers(endpoint, &parts)?;
+        to_js(&RawQueryResult::of(&out))
     }
 
     /// Throws (401 or 403) unless `apiKey` is one of the `ingestKeys`: hosts that
@@ -555,5 +626,93 @@ impl JsLogFeed {
     #[wasm_bindgen(getter)]
     pub fn accepted(&self) -> usize {
         self.feeder.accepted()
+    }
+}
+
+/// The directory of shards (see `shard::directory`), for the object that keeps it.
+#[wasm_bindgen(js_name = ShardDirectory)]
+pub struct JsShardDirectory {
+    inner: Directory,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlanFields {
+    project_key: Option<String>,
+    #[serde(default)]
+    url_bits: Vec<u32>,
+    first_day: String,
+    last_day: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AddedJs {
+    new_shard: bool,
+    new_bits: bool,
+}
+
+#[wasm_bindgen(js_class = ShardDirectory)]
+impl JsShardDirectory {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsShardDirectory {
+        JsShardDirectory {
+            inner: Directory::default(),
+        }
+    }
+
+    /// `add(projectKey, day, urlBits)` → `{ newShard, newBits }`: what to store.
+    pub fn add(
+        &mut self,
+        project_key: &str,
+        day: &str,
+        url_bits: Vec<u32>,
+    ) -> Result<JsValue, JsValue> {
+        let added = self.inner.add(project_key, day, &url_bits);
+        to_js(&AddedJs {
+            new_shard: added.new_shard,
+            new_bits: added.new_bits,
+        })
+    }
+
+    /// A project's URL filter as stored (`restoreFilter` reads it back).
+    pub fn filter(&self, project_key: &str) -> Option<Vec<u8>> {
+        self.inner.filter(project_key).map(<[u8]>::to_vec)
+    }
+
+    #[wasm_bindgen(js_name = restoreFilter)]
+    pub fn restore_filter(&mut self, project_key: &str, bytes: &[u8]) {
+        self.inner.restore_filter(project_key, bytes);
+    }
+
+    /// `lookup(plan)` → the names of the shards a `planQuery` plan asks, newest day first.
+    pub fn lookup(&self, plan: JsValue) -> Result<Vec<String>, JsValue> {
+        let plan: PlanFields =
+            serde_wasm_bindgen::from_value(plan).map_err(|e| Error::BadShardAnswer {
+                reason: format!("{e} (expected a plan from planQuery)"),
+            })?;
+        Ok(self.inner.shards_for(
+            plan.project_key.as_deref(),
+            &plan.url_bits,
+            &plan.first_day,
+            plan.last_day.as_deref(),
+        ))
+    }
+
+    /// The first day retention keeps at `nowMs` (`YYYY-MM-DD`); shards of
+    /// earlier days are forgotten here (`dropBefore`) and emptied by their objects.
+    #[wasm_bindgen(js_name = firstKeptDay)]
+    pub fn first_kept_day(now_ms: f64) -> String {
+        day_of((now_ms * 1000.0) as i64 - crate::LONGEST_RETENTION + 1)
+    }
+
+    /// Forgets the shards of days before `day`; how many.
+    #[wasm_bindgen(js_name = dropBefore)]
+    pub fn drop_before(&mut self, day: &str) -> usize {
+        self.inner.drop_before(day)
+    }
+
+    pub fn shards(&self) -> usize {
+        self.inner.shards()
     }
 }

@@ -41,6 +41,8 @@ pub enum Error {
     InvalidSnapshot { reason: String },
     /// Invalid service configuration (constructor options).
     InvalidConfig { reason: String },
+    /// A shard's answer (sharded deployment) cannot be combined with the others.
+    BadShardAnswer { reason: String },
 }
 
 impl Error {
@@ -62,6 +64,7 @@ impl Error {
             Error::StoreFull { .. } => "store_full",
             Error::InvalidSnapshot { .. } => "invalid_snapshot",
             Error::InvalidConfig { .. } => "invalid_config",
+            Error::BadShardAnswer { .. } => "bad_shard_answer",
         }
     }
 
@@ -81,6 +84,7 @@ impl Error {
             | Error::NotOnManagementApi { .. }
             | Error::NotFound { .. } => 404,
             Error::BatchTooLarge { .. } | Error::StoreFull { .. } => 413,
+            Error::BadShardAnswer { .. } => 502,
         }
     }
 
@@ -137,6 +141,9 @@ impl fmt::Display for Error {
             ),
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
             Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
+            Error::BadShardAnswer { reason } => {
+                write!(f, "a shard's answer could not be combined: {reason}")
+            }
         }
     }
 }

@@ -43,4 +43,7 @@ pub use routes::Route;
 pub use service::{
     Catalog, Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
 };
-pub use shard::{split_by_project, BatchSplit, ProjectPart};
+pub use shard::{
+    day_of, shard_name, split_by_shard, Added, BatchSplit, CombinedReport, Directory,
+    IngestOutcome, PartError, PartOutcome, PartReport, QueryPlan, ReportedRejection, ShardPart,
+};

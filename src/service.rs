@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{self, RejectReason, Rejection, Stream};
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
-use crate::shard::BatchSplit;
+use crate::shard::{BatchSplit, CombinedReport, IngestOutcome, QueryPlan};
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -143,6 +143,27 @@ pub struct LogEndpoints {
     limits: Limits,
 }
 
+/// Parses a Management API call, whose path names the project.
+fn management_call(
+    kind: EndpointKind,
+    project_ref: &str,
+    params: &Params,
+    limits: &Limits,
+) -> Result<Query> {
+    // The path's project is a parameter like any other: same limit.
+    if project_ref.len() > limits.max_param_bytes {
+        return Err(Error::invalid(
+            "project",
+            format!(
+                "{} bytes long, longer than the limit of {} bytes",
+                project_ref.len(),
+                limits.max_param_bytes
+            ),
+        ));
+    }
+    Query::parse_management(kind, project_ref, params, limits)
+}
+
 impl LogEndpoints {
     pub fn new(config: Config) -> LogEndpoints {
         let mut limits = config.limits;
@@ -185,11 +206,17 @@ impl LogEndpoints {
         self.keys.check(api_key, Purpose::Ingest).map(|_| ())
     }
 
-    /// Splits a batch of `stream_name` by project without ingesting it, under
-    /// this store's limits (see `shard`): what a front worker that keeps each
-    /// project in its own store sends where.
-    pub fn split_by_project(&self, stream_name: &str, batch: &[u8]) -> Result<BatchSplit> {
-        crate::shard::split_by_project(stream_name, batch, &self.limits)
+    /// Splits a batch of `stream_name` by shard (project and day) without
+    /// ingesting it, under this store's limits (see `shard`): what a front
+    /// worker that keeps each project's days in stores of their own sends where.
+    pub fn split_by_shard(&self, stream_name: &str, batch: &[u8]) -> Result<BatchSplit> {
+        crate::shard::split_by_shard(stream_name, batch, &self.limits)
+    }
+
+    /// The batch's report from what each shard did with its part (see
+    /// `shard::combine_ingest`), listing at most this store's reported rejections.
+    pub fn combine_ingest(&self, outcome: IngestOutcome) -> CombinedReport {
+        crate::shard::combine_ingest(outcome, self.limits.max_reported_rejections)
     }
 
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
@@ -313,20 +340,7 @@ impl LogEndpoints {
             now,
             params,
             || EndpointKind::resolve_management(name),
-            |kind, limits| {
-                // The path's project is a parameter like any other: same limit.
-                if project_ref.len() > limits.max_param_bytes {
-                    return Err(Error::invalid(
-                        "project",
-                        format!(
-                            "{} bytes long, longer than the limit of {} bytes",
-                            project_ref.len(),
-                            limits.max_param_bytes
-                        ),
-                    ));
-                }
-                Query::parse_management(kind, project_ref, params, limits)
-            },
+            |kind, limits| management_call(kind, project_ref, params, limits),
         )
     }
 
@@ -339,12 +353,59 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryOutput> {
+        let (query, warning) = self.validate_path(path, params, api_key)?;
+        self.execute(query, warning, now)
+    }
+
+    /// What a sharded deployment does for the call a path asks for: the call
+    /// is checked exactly as `query_path` checks it (key, endpoint, parameters,
+    /// restrictions), so a refused call never reaches a shard; then which
+    /// shards to ask (see `shard::QueryPlan`).
+    pub fn plan_path(
+        &self,
+        path: &str,
+        params: &Params,
+        api_key: Option<&str>,
+        now: Micros,
+    ) -> Result<QueryPlan> {
+        let (query, warning) = self.validate_path(path, params, api_key)?;
+        let kind = query.kind();
+        Ok(QueryPlan::new(
+            kind.name(),
+            query.reach(now)?,
+            kind.merge(),
+            warning,
+        ))
+    }
+
+    /// The answer one store would give, from the answers of the shards a plan
+    /// for `endpoint` asked (at least one).
+    pub fn merge_answers(endpoint: &str, parts: &[QueryOutput]) -> Result<QueryOutput> {
+        crate::shard::merge_answers(EndpointKind::resolve(endpoint)?.merge(), parts)
+    }
+
+    fn validate_path(
+        &self,
+        path: &str,
+        params: &Params,
+        api_key: Option<&str>,
+    ) -> Result<(Query, Option<String>)> {
         match Route::parse(path)? {
-            Route::Query { endpoint } => self.query(&endpoint, params, api_key, now),
+            Route::Query { endpoint } => self.validate(
+                api_key,
+                params,
+                || EndpointKind::resolve(&endpoint),
+                |kind, limits| Query::parse(kind, params, limits),
+            ),
             Route::Management {
                 project_ref,
                 endpoint,
-            } => self.query_management(&project_ref, &endpoint, params, api_key, now),
+            } => self.validate(
+                api_key,
+                params,
+                || EndpointKind::resolve_management(&endpoint),
+                |kind, limits| management_call(kind, &project_ref, params, limits),
+            ),
             Route::Ingest { .. } => Err(Error::NotFound {
                 path: path.chars().take(200).collect(),
             }),
@@ -359,6 +420,19 @@ impl LogEndpoints {
         resolve: impl FnOnce() -> Result<EndpointKind>,
         parse: impl FnOnce(EndpointKind, &Limits) -> Result<Query>,
     ) -> Result<QueryOutput> {
+        let (query, warning) = self.validate(api_key, params, resolve, parse)?;
+        self.execute(query, warning, now)
+    }
+
+    /// Checks a call in the order `query` documents; the validated call, scoped
+    /// to the key's projects, and the warning its answer carries.
+    fn validate(
+        &self,
+        api_key: Option<&str>,
+        params: &Params,
+        resolve: impl FnOnce() -> Result<EndpointKind>,
+        parse: impl FnOnce(EndpointKind, &Limits) -> Result<Query>,
+    ) -> Result<(Query, Option<String>)> {
         let key = self.keys.check(api_key, Purpose::Query)?;
         let kind = resolve()?;
         key.may_use(kind)?;
@@ -374,7 +448,15 @@ impl LogEndpoints {
         let query = parse(kind, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
-        let warning = ignored_parameters_warning(kind, params);
+        Ok((query, ignored_parameters_warning(kind, params)))
+    }
+
+    fn execute(
+        &mut self,
+        query: Query,
+        warning: Option<String>,
+        now: Micros,
+    ) -> Result<QueryOutput> {
         if let Some((body, status)) = self.cache.get(&query, now) {
             return Ok(QueryOutput {
                 body,

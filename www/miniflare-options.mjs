@@ -15,7 +15,10 @@ export function workerOptions({ persistDir, bindings = {}, port } = {}) {
     ],
     modulesRoot: ROOT,
     compatibilityDate: "2026-07-30",
-    durableObjects: { LOG_STORE: { className: "LogStore", useSQLite: true } },
+    durableObjects: {
+      LOG_STORE: { className: "LogStore", useSQLite: true },
+      DIRECTORY: { className: "Directory", useSQLite: true },
+    },
     durableObjectsPersist: persistDir ?? false,
     bindings,
     ...(port === undefined ? {} : { host: "127.0.0.1", port }),

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ingest::area;
 use crate::params::Params;
 use crate::service::Limits;
+use crate::shard::{Merge, Projects, Reach};
 use crate::store::{lower_bound, EdgeTable, Interner, Store, Sym, UrlTrigrams, NONE};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -150,6 +151,27 @@ impl Endpoint for ApiCounts {
 
     fn restrict_to_project(query: &mut ApiCountsQuery) {
         query.entry_project = Some(query.project.clone());
+    }
+
+    const MERGE: Merge = Merge::AddByKey { key: "timestamp" };
+
+    /// A pattern reaches every project whose URLs may hold the literals it
+    /// requires; a project restriction or the Management API's ref, one project.
+    fn reach(query: &ApiCountsQuery, now: Micros) -> Result<Reach> {
+        let projects = match (&query.entry_project, query.match_urls) {
+            (Some(project), _) => Projects::One(project.clone()),
+            (None, true) => {
+                let pattern = UrlPattern::new(&query.project, query.regex_limit)?;
+                Projects::UrlsWith(UrlTrigrams::required_bits(&pattern.required))
+            }
+            (None, false) => Projects::One(query.project.clone()),
+        };
+        let (window, _) = query.interval.window_and_bucket();
+        Ok(Reach {
+            projects,
+            from: now.saturating_sub(window),
+            to: None,
+        })
     }
 
     fn run(query: &ApiCountsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {

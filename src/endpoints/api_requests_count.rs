@@ -11,6 +11,7 @@ use super::Endpoint;
 use crate::error::Result;
 use crate::params::Params;
 use crate::service::Limits;
+use crate::shard::{Merge, Projects, Reach};
 use crate::store::{lower_bound, Store};
 use crate::timestamp::{Micros, DAY};
 
@@ -59,6 +60,16 @@ impl Endpoint for ApiRequestsCount {
 
     fn project(query: &ApiRequestsCountQuery) -> &str {
         &query.project
+    }
+
+    const MERGE: Merge = Merge::AddAll;
+
+    fn reach(query: &ApiRequestsCountQuery, now: Micros) -> Result<Reach> {
+        Ok(Reach {
+            projects: Projects::One(query.project.clone()),
+            from: now.saturating_sub(WINDOW),
+            to: None,
+        })
     }
 
     fn run(

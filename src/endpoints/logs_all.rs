@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::json;
 use crate::params::Params;
 use crate::service::Limits;
+use crate::shard::{Merge, Projects, Reach};
 use crate::store::{upper_bound, EdgeTable, Span, Store};
 use crate::timestamp::{Micros, DAY, MINUTE};
 
@@ -152,31 +153,42 @@ impl Endpoint for LogsAll {
         &query.project
     }
 
+    const MERGE: Merge = Merge::NewestFirst { limit: LIMIT };
+
+    fn reach(query: &LogsAllQuery, now: Micros) -> Result<Reach> {
+        let (lower, upper) = bounds(query, now);
+        Ok(Reach {
+            projects: Projects::One(query.project.clone()),
+            from: lower.saturating_add(1),
+            to: upper,
+        })
+    }
+
     fn run(query: &LogsAllQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
         run(&store.edge, query, now, rows);
         Ok(())
     }
 }
 
-fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
-    let LogsAllQuery {
-        project,
-        tier,
-        window_from_now,
-        ..
-    } = query;
-    let (start, end) = if *window_from_now {
+/// The call's time bounds: timestamps above the first (exclusive: above both
+/// now − retention and `start`) and up to the second (inclusive; none: no bound).
+fn bounds(query: &LogsAllQuery, now: Micros) -> (Micros, Option<Micros>) {
+    let (start, end) = if query.window_from_now {
         (Some(now.saturating_sub(MINUTE)), Some(now))
     } else {
         (query.start, query.end)
     };
-    let Some(project) = table.projects.lookup(project) else {
-        return;
-    };
-    // Both lower bounds are exclusive: timestamp > now − retention and > start.
     let lower = start
         .map_or(Micros::MIN, |s| s)
-        .max(now.saturating_sub(tier.retention()));
+        .max(now.saturating_sub(query.tier.retention()));
+    (lower, end)
+}
+
+fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
+    let Some(project) = table.projects.lookup(&query.project) else {
+        return;
+    };
+    let (lower, end) = bounds(query, now);
     let from = upper_bound(&table.timestamp, lower);
     let to = end.map_or(table.len(), |e| upper_bound(&table.timestamp, e));
     if from >= to {

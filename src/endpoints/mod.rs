@@ -17,6 +17,7 @@ use uuid::Uuid;
 use crate::error::{Error, Result};
 use crate::params::Params;
 use crate::service::Limits;
+use crate::shard::{Merge, Reach};
 use crate::store::Store;
 use crate::timestamp::Micros;
 
@@ -49,6 +50,10 @@ pub(crate) trait Endpoint {
     /// read exactly one project and need nothing.
     fn restrict_to_project(_query: &mut Self::Query) {}
     fn run(query: &Self::Query, store: &Store, now: Micros, rows: &mut Rows) -> Result<()>;
+    /// How answers of several shards (sharded deployment) combine into this one.
+    const MERGE: Merge;
+    /// Which shards can hold the rows a call at `now` reads.
+    fn reach(query: &Self::Query, now: Micros) -> Result<Reach>;
 }
 
 /// The registry: one line per endpoint gives its kind, its `Query` variant and
@@ -67,6 +72,10 @@ macro_rules! registry {
         impl EndpointKind {
             pub fn spec(self) -> &'static EndpointSpec {
                 match self { $(EndpointKind::$kind => &<$module::$endpoint as Endpoint>::SPEC),+ }
+            }
+
+            pub fn merge(self) -> Merge {
+                match self { $(EndpointKind::$kind => <$module::$endpoint as Endpoint>::MERGE),+ }
             }
 
             /// The row type's TypeScript name and declaration.
@@ -110,6 +119,10 @@ macro_rules! registry {
 
             pub(crate) fn restrict_to_project(&mut self) {
                 match self { $(Query::$kind(q) => $module::$endpoint::restrict_to_project(q)),+ }
+            }
+
+            pub(crate) fn reach(&self, now: Micros) -> Result<Reach> {
+                match self { $(Query::$kind(q) => $module::$endpoint::reach(q, now)),+ }
             }
 
             /// Runs the call at instant `now`, returning the body `{"result":[…]}`.

@@ -185,6 +185,11 @@ impl UrlTrigrams {
         }
     }
 
+    /// The bits a URL sets in its project's filter (with repeats).
+    pub fn bits_of(url: &[u8]) -> impl Iterator<Item = u32> + '_ {
+        url.windows(3).map(trigram_bit)
+    }
+
     /// The bits every URL that contains all of `literals` must have set.
     pub fn required_bits(literals: &[Vec<u8>]) -> Vec<u32> {
         let mut bits: Vec<u32> = literals

@@ -1,7 +1,11 @@
-//! Splitting a batch by project: each project's part, ingested into a store of
-//! its own, answers that project's queries as one store of the whole batch does,
-//! and the refusals are the ones ingesting the whole batch reports.
-use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
+//! The sharded deployment's rules, run natively: a batch split by shard
+//! (project and day), each part ingested into a store of its own, the calls
+//! planned, looked up in the directory, asked of those shards (newest day first
+//! for logs.all) and the answers merged, answers as one store of every entry
+//! does; the refusals are the ones ingesting the whole batch reports.
+use std::collections::HashMap;
+
+use log_endpoints::{ApiKey, Config, Directory, LogEndpoints, Params, QueryOutput};
 use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry};
 use proptest::prelude::*;
 
@@ -32,30 +36,32 @@ fn answer(svc: &mut LogEndpoints, endpoint: &str, params: &[(String, String)], n
 }
 
 #[test]
-fn a_mixed_batch_is_split_by_project_with_the_batch_s_own_indexes() {
+fn a_mixed_batch_is_split_by_shard_with_the_batch_s_own_indexes() {
     let batch = [
         r#"{"id":"a","timestamp":1,"project":"p1","metadata":[]}"#,
         r#"{"id":"b","timestamp":2,"project":"p2"}"#,
         r#"not json"#,
         r#"{"id":"c","timestamp":3,"project":"p1"}"#,
+        r#"{"id":"e","timestamp":1000000000000000,"project":"p1"}"#,
         r#"{"id":"d","timestamp":4}"#,
         r#"{"timestamp":5,"project":"p2"}"#,
     ]
     .join("\n");
     let split = service()
-        .split_by_project("edge_logs", batch.as_bytes())
+        .split_by_shard("edge_logs", batch.as_bytes())
         .unwrap();
-    let parts: Vec<(Option<&str>, &[usize])> = split
+    let parts: Vec<(&str, Option<&str>, &[usize])> = split
         .parts
         .iter()
-        .map(|p| (p.project.as_deref(), p.indexes.as_slice()))
+        .map(|p| (p.shard.as_str(), p.project.as_deref(), p.indexes.as_slice()))
         .collect();
     assert_eq!(
         parts,
         [
-            (None, &[4][..]),
-            (Some("p1"), &[0, 3][..]),
-            (Some("p2"), &[1][..])
+            ("1970-01-01/none", None, &[5][..]),
+            ("1970-01-01/p/p1", Some("p1"), &[0, 3][..]),
+            ("1970-01-01/p/p2", Some("p2"), &[1][..]),
+            ("2001-09-09/p/p1", Some("p1"), &[4][..]),
         ]
     );
     let report = service().ingest("edge_logs", batch.as_bytes()).unwrap();
@@ -72,7 +78,7 @@ fn a_mixed_batch_is_split_by_project_with_the_batch_s_own_indexes() {
 fn a_function_entry_naming_two_projects_goes_to_both() {
     let batch = r#"{"id":"f","timestamp":1,"metadata":[{"project_ref":"p1","response":[{"status_code":200}]},{"project_ref":"p2"}]}"#;
     let split = service()
-        .split_by_project("function_edge_logs", batch.as_bytes())
+        .split_by_shard("function_edge_logs", batch.as_bytes())
         .unwrap();
     let projects: Vec<Option<&str>> = split.parts.iter().map(|p| p.project.as_deref()).collect();
     assert_eq!(projects, [Some("p1"), Some("p2")]);
@@ -88,43 +94,85 @@ fn batch_limits_apply_as_to_ingest() {
         },
         ..Config::default()
     });
-    let error = svc.split_by_project("edge_logs", b"{}\n{}").unwrap_err();
+    let error = svc.split_by_shard("edge_logs", b"{}\n{}").unwrap_err();
     assert_eq!(error.code(), "payload_too_large");
     assert_eq!(
-        svc.split_by_project("nope", b"{}").unwrap_err().code(),
+        svc.split_by_shard("nope", b"{}").unwrap_err().code(),
         "unknown_stream"
     );
+}
+
+/// What the worker does for a call: plan it, ask the shards the directory
+/// names (logs.all newest day first, stopping once enough rows came), merge.
+fn sharded_answer(
+    front: &LogEndpoints,
+    directory: &Directory,
+    shards: &mut HashMap<String, LogEndpoints>,
+    endpoint: &str,
+    params: &[(String, String)],
+    now: i64,
+) -> String {
+    let params = Params::from_pairs(params.iter().cloned()).unwrap();
+    let path = format!("/api/endpoints/query/{endpoint}");
+    let plan = match front.plan_path(&path, &params, Some(KEY), now) {
+        Ok(plan) => plan,
+        Err(e) => return format!("error:{}", e.code()),
+    };
+    let mut parts: Vec<QueryOutput> = Vec::new();
+    let mut rows = 0;
+    for name in directory.lookup(&plan) {
+        if plan.newest_first.is_some_and(|enough| rows >= enough) {
+            break;
+        }
+        let shard = shards
+            .get_mut(&name)
+            .expect("the directory names only shards that took entries");
+        let out = shard.query_path(&path, &params, Some(KEY), now).unwrap();
+        let body: serde_json::Value = serde_json::from_str(&out.body).unwrap();
+        rows += body["result"].as_array().map_or(0, Vec::len);
+        parts.push(out);
+    }
+    if parts.is_empty() {
+        // No shard can hold a row: what a store without entries answers.
+        return service()
+            .query_path(&path, &params, Some(KEY), now)
+            .unwrap()
+            .body
+            .to_string();
+    }
+    LogEndpoints::merge_answers(plan.endpoint, &parts)
+        .unwrap()
+        .body
+        .to_string()
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
-    fn each_project_s_store_answers_as_one_store(
+    fn the_shards_answer_as_one_store(
         (ours, tenants) in (entries(100), other_tenants(200)),
         queries in prop::collection::vec(query(), 1..10),
     ) {
         let all: Vec<Entry> = ours.into_iter().chain(tenants).collect();
         let mut whole = service();
-        let mut shards: std::collections::HashMap<Option<String>, LogEndpoints> = Default::default();
+        let mut directory = Directory::default();
+        let mut shards: HashMap<String, LogEndpoints> = HashMap::new();
         for stream in ["edge_logs", "function_edge_logs"] {
             let text = batch(&all, stream);
             whole.ingest(stream, text.as_bytes()).unwrap();
-            let split = whole.split_by_project(stream, text.as_bytes()).unwrap();
+            let split = whole.split_by_shard(stream, text.as_bytes()).unwrap();
             for part in split.parts {
-                let shard = shards.entry(part.project.clone()).or_insert_with(service);
+                directory.add(&part.project_key, &part.day, &part.url_bits);
+                let shard = shards.entry(part.shard.clone()).or_insert_with(service);
                 let taken = shard.ingest(stream, part.body.as_bytes()).unwrap();
                 prop_assert_eq!(taken.accepted, part.indexes.len());
             }
         }
-        for q in queries.iter().filter(|q| q.endpoint != "usage.api-counts") {
-            let project = q.params.iter().find(|(k, _)| k == "project").map(|(_, v)| v.clone());
+        let front = service();
+        for q in &queries {
             let expected = answer(&mut whole, q.endpoint, &q.params, q.now);
-            let got = match shards.get_mut(&project) {
-                Some(shard) => answer(shard, q.endpoint, &q.params, q.now),
-                // A project no entry named: an empty store answers.
-                None => answer(&mut service(), q.endpoint, &q.params, q.now),
-            };
+            let got = sharded_answer(&front, &directory, &mut shards, q.endpoint, &q.params, q.now);
             prop_assert_eq!(got, expected, "{:?}", q);
         }
     }

@@ -1,0 +1,217 @@
+//! The directory of shards: which (project, day) shards hold entries, and per
+//! project which trigram bits its request URLs set (the same one-hash filter a
+//! store keeps per project). A query plan reads it to ask only shards that can
+//! hold rows: a project's days in the plan's range, or, for a usage.api-counts
+//! pattern, the days of every project whose filter holds the bits the pattern
+//! requires. The worker keeps it in an object of its own and stores what
+//! `add` reports as changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{shard_name, QueryPlan};
+
+const FILTER_BYTES: usize = 1024;
+
+#[derive(Default)]
+pub struct Directory {
+    days: BTreeMap<String, BTreeSet<String>>,
+    filters: BTreeMap<String, Box<[u8; FILTER_BYTES]>>,
+}
+
+/// What an `add` changed: a new shard, new filter bits, or nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Added {
+    pub new_shard: bool,
+    pub new_bits: bool,
+}
+
+impl Directory {
+    /// Records that `project_key`'s shard of `day` holds entries whose URLs set `url_bits`.
+    pub fn add(&mut self, project_key: &str, day: &str, url_bits: &[u32]) -> Added {
+        let new_shard = self
+            .days
+            .entry(project_key.to_owned())
+            .or_default()
+            .insert(day.to_owned());
+        let filter = self
+            .filters
+            .entry(project_key.to_owned())
+            .or_insert_with(|| Box::new([0; FILTER_BYTES]));
+        let mut new_bits = false;
+        for &bit in url_bits {
+            if let Some(byte) = filter.get_mut((bit / 8) as usize) {
+                let mask = 1u8 << (bit % 8);
+                new_bits |= *byte & mask == 0;
+                *byte |= mask;
+            }
+        }
+        Added {
+            new_shard,
+            new_bits,
+        }
+    }
+
+    /// A project's filter, as stored (`restore_filter` reads it back).
+    pub fn filter(&self, project_key: &str) -> Option<&[u8]> {
+        self.filters.get(project_key).map(|f| &f[..])
+    }
+
+    /// Restores a stored filter (ORed into what is there); wrong sizes are ignored.
+    pub fn restore_filter(&mut self, project_key: &str, bytes: &[u8]) {
+        if bytes.len() != FILTER_BYTES {
+            return;
+        }
+        let filter = self
+            .filters
+            .entry(project_key.to_owned())
+            .or_insert_with(|| Box::new([0; FILTER_BYTES]));
+        for (byte, &stored) in filter.iter_mut().zip(bytes) {
+            *byte |= stored;
+        }
+    }
+
+    fn may_contain(&self, project_key: &str, bits: &[u32]) -> bool {
+        let Some(filter) = self.filters.get(project_key) else {
+            return bits.is_empty();
+        };
+        bits.iter().all(|&bit| {
+            filter
+                .get((bit / 8) as usize)
+                .is_some_and(|byte| byte & (1 << (bit % 8)) != 0)
+        })
+    }
+
+    /// The shards a plan asks, newest day first (then by project key).
+    pub fn lookup(&self, plan: &QueryPlan) -> Vec<String> {
+        self.shards_for(
+            plan.project_key.as_deref(),
+            &plan.url_bits,
+            &plan.first_day,
+            plan.last_day.as_deref(),
+        )
+    }
+
+    /// `lookup` by the plan's fields.
+    pub fn shards_for(
+        &self,
+        project_key: Option<&str>,
+        url_bits: &[u32],
+        first_day: &str,
+        last_day: Option<&str>,
+    ) -> Vec<String> {
+        let in_range = |day: &&String| {
+            day.as_str() >= first_day && last_day.is_none_or(|last| day.as_str() <= last)
+        };
+        let mut shards: Vec<(&str, &str)> = match project_key {
+            Some(key) => self
+                .days
+                .get_key_value(key)
+                .into_iter()
+                .flat_map(|(key, days)| {
+                    days.iter()
+                        .filter(in_range)
+                        .map(move |d| (d.as_str(), key.as_str()))
+                })
+                .collect(),
+            None => self
+                .days
+                .iter()
+                .filter(|(key, _)| self.may_contain(key, url_bits))
+                .flat_map(|(key, days)| {
+                    days.iter()
+                        .filter(in_range)
+                        .map(move |d| (d.as_str(), key.as_str()))
+                })
+                .collect(),
+        };
+        shards.sort_by(|a, b| b.0.cmp(a.0).then(a.1.cmp(b.1)));
+        shards
+            .into_iter()
+            .map(|(day, key)| shard_name(key, day))
+            .collect()
+    }
+
+    /// Forgets every shard of a day before `day` (past retention); how many.
+    pub fn drop_before(&mut self, day: &str) -> usize {
+        let mut dropped = 0;
+        for days in self.days.values_mut() {
+            let before = days.len();
+            days.retain(|d| d.as_str() >= day);
+            dropped += before - days.len();
+        }
+        dropped
+    }
+
+    pub fn shards(&self) -> usize {
+        self.days.values().map(BTreeSet::len).sum()
+    }
+
+    pub fn projects(&self) -> usize {
+        self.days.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(
+        project_key: Option<&str>,
+        url_bits: Vec<u32>,
+        first: &str,
+        last: Option<&str>,
+    ) -> QueryPlan {
+        QueryPlan {
+            endpoint: "usage.api-counts",
+            project_key: project_key.map(String::from),
+            url_bits,
+            first_day: first.into(),
+            last_day: last.map(String::from),
+            newest_first: None,
+            warning: None,
+        }
+    }
+
+    #[test]
+    fn lookup_by_project_days_and_url_bits() {
+        let mut dir = Directory::default();
+        assert_eq!(
+            dir.add("p/a", "2026-11-19", &[1, 9]),
+            Added {
+                new_shard: true,
+                new_bits: true
+            }
+        );
+        assert_eq!(dir.add("p/a", "2026-11-19", &[9]), Added::default());
+        dir.add("p/a", "2026-11-20", &[]);
+        dir.add("p/b", "2026-11-20", &[2]);
+        assert_eq!(
+            dir.lookup(&plan(Some("p/a"), vec![], "2026-11-01", None)),
+            ["2026-11-20/p/a", "2026-11-19/p/a"]
+        );
+        assert_eq!(
+            dir.lookup(&plan(Some("p/a"), vec![], "2026-11-20", Some("2026-11-20"))),
+            ["2026-11-20/p/a"]
+        );
+        assert!(dir
+            .lookup(&plan(Some("p/c"), vec![], "2026-11-01", None))
+            .is_empty());
+        assert_eq!(
+            dir.lookup(&plan(None, vec![9], "2026-11-01", None)),
+            ["2026-11-20/p/a", "2026-11-19/p/a"]
+        );
+        assert_eq!(
+            dir.lookup(&plan(None, vec![], "2026-11-20", None)),
+            ["2026-11-20/p/a", "2026-11-20/p/b"]
+        );
+        let mut copy = Directory::default();
+        copy.restore_filter("p/a", dir.filter("p/a").unwrap());
+        copy.add("p/a", "2026-11-19", &[]);
+        assert_eq!(
+            copy.lookup(&plan(None, vec![1, 9], "2026-11-01", None)),
+            ["2026-11-19/p/a"]
+        );
+        assert_eq!(dir.drop_before("2026-11-20"), 1);
+        assert_eq!((dir.shards(), dir.projects()), (2, 2));
+    }
+}
