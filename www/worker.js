@@ -381,7 +381,8 @@ export class LogStore {
    */
   rebuild() {
     const started = Date.now();
-    this.service?.free();
+    // An engine from before a reset is gone: nothing of it to free.
+    if (this.generation === engineGeneration) this.service?.free();
     this.service = undefined;
     // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
     // on requests, and stored batches must load even if that setting was lowered.
@@ -650,7 +651,8 @@ export class Directory {
   }
 
   load() {
-    this.directory?.free();
+    // An engine from before a reset is gone: nothing of it to free.
+    if (this.generation === engineGeneration) this.directory?.free();
     this.directory = new ShardDirectory();
     this.generation = engineGeneration;
     for (const row of this.sql.exec("SELECT project_key, day FROM shards")) this.directory.add(row.project_key, row.day, []);
