@@ -176,7 +176,7 @@ test("partly bad batches keep the good entries", async () => {
   assert.deepEqual(rows.map((r) => r.id), ["partly-good"]);
 });
 
-test("cache: MISS, HIT, expiry after 900 s, warming by the cron trigger; logs.all never cached", async () => {
+test("cache: MISS, HIT, expiry after 900 s, warming by the shard's maintenance; logs.all never cached", async () => {
   const params = { project, interval: "15min" };
   const at = (ms) => ({ headers: { "X-Test-Now-Ms": String(ms) } });
   let res = await get("functions.invocation-stats", params, at(NOW));

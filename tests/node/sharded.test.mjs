@@ -1,0 +1,255 @@
+// The sharded deployment end to end on real workerd (Miniflare): random data of
+// hundreds of projects of very unequal size over several days goes through the
+// front worker in mixed batches, and every answer (each endpoint, by name, by
+// UUID and on the Management API route, with plain and restricted keys) is the
+// answer of one in-process LogEndpoints holding every entry. Then durability:
+// a restart in the middle of a stream of ingests, and shards whose storage
+// write fails.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Miniflare } from "miniflare";
+import { LogEndpoints } from "log-endpoints";
+import { workerOptions } from "../../www/miniflare-options.mjs";
+import { generate, ndjson, rng, tenants } from "../../scripts/generate-logs.mjs";
+
+const NOW = Date.parse("2026-11-20T12:00:00Z");
+const BASE = "http://sharded.test";
+const QUERY_KEY = "query-key";
+const INGEST_KEY = "ingest-key";
+const tenancy = tenants(240, 5);
+const [largest, second] = tenancy.refs;
+const median = tenancy.refs[60];
+const tail = tenancy.refs[230];
+// A restricted key configured through the environment (a JSON secret).
+const RESTRICTED = { key: "restricted-key", endpoints: ["usage.api-counts", "logs.all"], projects: [largest, tail] };
+const API_KEYS = JSON.stringify([QUERY_KEY, RESTRICTED]);
+const bindings = { API_KEYS, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), TEST_HOOKS: "1" };
+
+// Three and a half days of traffic: the busy projects have a shard per day.
+const SPAN_MS = 3.5 * 24 * 3600e3;
+const edge = [...generate({ stream: "edge_logs", count: 6000, endMs: NOW, spanMs: SPAN_MS, tenancy, seed: 3 })];
+const fns = [...generate({ stream: "function_edge_logs", count: 4000, endMs: NOW, spanMs: SPAN_MS, tenancy, seed: 4 })];
+
+const reference = new LogEndpoints({ apiKeys: [QUERY_KEY, RESTRICTED], now: NOW });
+const ids = Object.fromEntries(reference.endpoints().map((e) => [e.name, e.id]));
+
+let dir;
+let mf;
+
+async function start(dirForPersistence, overrides = {}) {
+  const worker = new Miniflare(workerOptions({ persistDir: dirForPersistence, bindings: { ...bindings, ...overrides } }));
+  await worker.ready;
+  return worker;
+}
+
+function post(worker, stream, body, headers = {}) {
+  return worker.dispatchFetch(`${BASE}/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": INGEST_KEY, ...headers } });
+}
+
+function get(name, params, key = QUERY_KEY) {
+  return mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}?${new URLSearchParams(params)}`, { headers: { "X-API-KEY": key } });
+}
+
+/** Mixed batches of random sizes, with a few unreadable entries among them. */
+function batches(entries, random) {
+  const out = [];
+  for (let at = 0; at < entries.length; ) {
+    const size = 100 + Math.floor(random() * 900);
+    const lines = entries.slice(at, at + size).map((e) => JSON.stringify(e));
+    if (random() < 0.5) lines.splice(Math.floor(random() * lines.length), 0, "{not json", JSON.stringify({ id: "no-timestamp" }));
+    out.push(lines.join("\n"));
+    at += size;
+  }
+  return out;
+}
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), "log-endpoints-sharded-"));
+  mf = await start(false);
+  const random = rng(9);
+  for (const [stream, entries] of [["edge_logs", edge], ["function_edge_logs", fns]]) {
+    for (const body of batches(entries, random)) {
+      const res = await post(mf, stream, body);
+      assert.equal(res.status, 200);
+      // The batch's report, split across shards, is one store's report.
+      const { newestTimestamp, ...expected } = reference.ingest(stream, body);
+      assert.deepEqual(await res.json(), expected);
+    }
+  }
+});
+
+after(async () => {
+  await mf?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const FN_OF = (ref) => fns.find((e) => e.metadata[0].project_ref === ref)?.metadata[0].function_id ?? "none";
+
+function queries() {
+  const out = [];
+  for (const project of [largest, second, median, tail, "no-such-project"]) {
+    for (const interval of ["5min", "15min", "1hr", "1day", "7day"]) out.push(["functions.invocation-stats", { project, interval }]);
+    out.push(["functions.invocation-stats", { project, interval: "7day", function_id: FN_OF(project) }]);
+    for (const project_tier of ["FREE", "PRO", "PAYG"]) out.push(["logs.all", { project, project_tier }]);
+    out.push(["logs.all", { project, project_tier: "ENTERPRISE", iso_timestamp_start: "2026-11-18T06:00:00Z", iso_timestamp_end: "2026-11-19T03:00:00Z" }]);
+    for (const interval of ["minutely", "hourly", "daily"]) out.push(["usage.api-counts", { project, interval }]);
+  }
+  // Patterns over request URLs: several projects' shards are summed per bucket.
+  for (const pattern of [`^https://${largest}\\.`, `${median}|${tail}`, "rest/v1/", "storage/v1/object", ".", "no-url-has-this"]) {
+    out.push(["usage.api-counts", { project: pattern, interval: "daily" }]);
+    out.push(["usage.api-counts", { project: pattern, interval: "hourly" }]);
+  }
+  return out;
+}
+
+test("every endpoint, by name and by UUID, answers as one store holding every entry", async () => {
+  let nonEmpty = 0;
+  for (const [name, params] of queries()) {
+    const expected = reference.query(name, params, QUERY_KEY);
+    for (const path of [name, ids[name]]) {
+      const res = await get(path, params);
+      assert.equal(res.status, 200, `${path} ${JSON.stringify(params)}`);
+      assert.deepEqual(await res.json(), expected, `${path} ${JSON.stringify(params)}`);
+    }
+    if (expected.result.length > 0) nonEmpty++;
+  }
+  assert.ok(nonEmpty > 40, `most answers of known projects have rows (${nonEmpty})`);
+});
+
+test("a large project is split by time: its answers come from several day shards", async () => {
+  const stats = await get("functions.invocation-stats", { project: largest, interval: "7day" });
+  assert.ok(Number(stats.headers.get("X-Shards")) >= 4, `7day read ${stats.headers.get("X-Shards")} shards`);
+  await stats.arrayBuffer();
+  // logs.all walks back from the newest day and stops once 100 rows came.
+  const logs = await get("logs.all", { project: largest, project_tier: "PAYG" });
+  const body = await logs.json();
+  assert.equal(body.result.length, 100);
+  assert.ok(Number(logs.headers.get("X-Shards")) < 4, `logs.all stopped after ${logs.headers.get("X-Shards")} shards`);
+  // A pattern fans out to the projects whose URLs can match, not to all.
+  const one = await get("usage.api-counts", { project: `^https://${tail}\\.`, interval: "daily" });
+  await one.arrayBuffer();
+  const all = await get("usage.api-counts", { project: "rest/v1/", interval: "daily" });
+  await all.arrayBuffer();
+  assert.ok(Number(one.headers.get("X-Shards")) <= 4, `one project's pattern read ${one.headers.get("X-Shards")} shards`);
+  assert.ok(Number(all.headers.get("X-Shards")) > 100, `a pattern every project matches read ${all.headers.get("X-Shards")} shards`);
+});
+
+test("the Management API route answers as one store", async () => {
+  for (const project of [largest, median, "no-such-project"]) {
+    for (const [name, params] of [
+      ["usage.api-counts", { interval: "7day" }],
+      ["usage.api-requests-count", {}],
+      ["functions.combined-stats", { function_id: FN_OF(project), interval: "1day" }],
+      ["logs.all", { iso_timestamp_start: "2026-11-19T20:00:00Z", iso_timestamp_end: "2026-11-20T11:00:00Z" }],
+    ]) {
+      const route = `/v1/projects/${project}/analytics/endpoints/${name}`;
+      const res = await mf.dispatchFetch(`${BASE}${route}?${new URLSearchParams(params)}`, { headers: { Authorization: `Bearer ${QUERY_KEY}` } });
+      assert.equal(res.status, 200, `${name} ${project}`);
+      assert.deepEqual(await res.json(), JSON.parse(reference.queryPath(route, params, QUERY_KEY).body), `${name} ${project}`);
+    }
+  }
+});
+
+test("restricted keys from the environment: refused by the front before any shard is asked", async () => {
+  const key = RESTRICTED.key;
+  for (const [name, params] of [
+    ["usage.api-counts", { project: largest, interval: "daily" }],
+    ["usage.api-counts", { project: tail, interval: "hourly" }],
+    ["logs.all", { project: tail, project_tier: "PAYG" }],
+  ]) {
+    const res = await get(name, params, key);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), reference.query(name, params, key));
+  }
+  for (const [name, params, code, presented = key] of [
+    ["usage.api-counts", { project: median, interval: "daily" }, "forbidden"],
+    ["usage.api-counts", { project: "rest/v1/", interval: "daily" }, "forbidden"],
+    ["functions.invocation-stats", { project: largest, interval: "1day" }, "forbidden"],
+    ["logs.all", { project: largest, project_tier: "PAYG" }, "invalid_api_key", "wrong-key"],
+  ]) {
+    const res = await get(name, params, presented);
+    const body = await res.json();
+    assert.equal(body.error.code, code, `${name} ${JSON.stringify(params)}`);
+    assert.equal(res.headers.get("X-Shards"), null, "no shard was asked");
+    assert.throws(() => reference.query(name, params, presented), (e) => e.code === code);
+  }
+});
+
+test("a shard whose storage write fails keeps nothing of its part; the answer lists what was not kept; resending it succeeds", async () => {
+  const entry = (project, i) => ({ id: `fault-${project}-${i}`, timestamp: NOW * 1000 - 1000 * (i + 1), project, event_message: `GET | 200 | https://${project}.supabase.co/rest/v1/t` });
+  const lines = [];
+  for (let i = 0; i < 6; i++) lines.push(entry(i % 2 ? "fault-b" : "fault-a", i));
+  const body = lines.map((e) => JSON.stringify(e)).join("\n");
+  const shardA = `${new Date(NOW).toISOString().slice(0, 10)}/p/fault-a`;
+
+  // One shard fails: the other's entries are kept; 502, and which were not.
+  let res = await post(mf, "edge_logs", body, { "X-Test-Fail-Storage": shardA });
+  assert.equal(res.status, 502);
+  assert.equal(res.headers.get("Retry-After"), "1");
+  let report = await res.json();
+  assert.equal(report.accepted, 3);
+  assert.deepEqual(report.notKept, [0, 2, 4]);
+  assert.equal(report.error.code, "storage_unavailable");
+  const logs = async (project) => (await (await get("logs.all", { project, project_tier: "FREE" })).json()).result.map((r) => r.id);
+  assert.deepEqual(await logs("fault-a"), [], "the failed shard kept nothing");
+  assert.equal((await logs("fault-b")).length, 3);
+
+  // Resending just the entries not kept succeeds.
+  const resend = report.notKept.map((i) => lines[i]);
+  res = await post(mf, "edge_logs", ndjson(resend));
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).accepted, 3);
+  reference.ingest("edge_logs", body);
+  for (const project of ["fault-a", "fault-b"]) {
+    assert.deepEqual(await (await get("logs.all", { project, project_tier: "FREE" })).json(), reference.query("logs.all", { project, project_tier: "FREE" }, QUERY_KEY));
+  }
+
+  // Every shard fails: nothing kept, 503.
+  const again = lines.map((e) => ({ ...e, id: `${e.id}-again` }));
+  res = await post(mf, "edge_logs", ndjson(again), { "X-Test-Fail-Storage": "*" });
+  assert.equal(res.status, 503);
+  report = await res.json();
+  assert.equal(report.accepted, 0);
+  assert.deepEqual(report.notKept, [0, 1, 2, 3, 4, 5]);
+  res = await post(mf, "edge_logs", ndjson(report.notKept.map((i) => again[i])));
+  assert.equal(res.status, 200);
+  reference.ingest("edge_logs", ndjson(again));
+  assert.deepEqual(await (await get("logs.all", { project: "fault-a", project_tier: "FREE" })).json(), reference.query("logs.all", { project: "fault-a", project_tier: "FREE" }, QUERY_KEY));
+});
+
+test("a restart of the runtime in the middle of a stream of ingests loses no batch that got a 200", async () => {
+  let worker = await start(dir);
+  // 40 batches, each of its own project, sent 8 at a time; the runtime is
+  // disposed while some are in flight.
+  const batchOf = (k) => Array.from({ length: 20 }, (_, i) => ({ id: `s${k}-${i}`, timestamp: NOW * 1000 - (k * 20 + i) * 1000, project: `stream-${k}` }));
+  const acknowledged = [];
+  const sends = [];
+  for (let k = 0; k < 40; k++) {
+    const send = post(worker, "edge_logs", ndjson(batchOf(k)))
+      .then(async (res) => {
+        if (res.status === 200 && (await res.json()).accepted === 20) acknowledged.push(k);
+      })
+      .catch(() => {});
+    sends.push(send);
+    if (k === 20) {
+      await Promise.race([Promise.all(sends.slice(0, 12)), new Promise((r) => setTimeout(r, 2000))]);
+      await worker.dispose();
+      break;
+    }
+  }
+  await Promise.all(sends);
+  assert.ok(acknowledged.length >= 5, `some batches were acknowledged before the restart (${acknowledged.length})`);
+  worker = await start(dir);
+  try {
+    for (const k of acknowledged) {
+      const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=stream-${k}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
+      const rows = (await res.json()).result.map((r) => r.id).sort();
+      assert.deepEqual(rows, batchOf(k).map((e) => e.id).sort(), `batch ${k} after the restart`);
+    }
+  } finally {
+    await worker.dispose();
+  }
+});
