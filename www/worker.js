@@ -149,10 +149,9 @@ export default {
       });
       return;
     }
-    await directory(env).fetch("https://directory.internal/retain", {
-      method: "POST",
-      body: JSON.stringify({ nowMs: front(env).settings.fixedNowMs ?? controller.scheduledTime }),
-    });
+    const { settings } = front(env);
+    const nowMs = settings.testHooks ? controller.scheduledTime : (settings.fixedNowMs ?? controller.scheduledTime);
+    await directory(env).fetch("https://directory.internal/retain", { method: "POST", body: JSON.stringify({ nowMs }) });
   },
 };
 
@@ -491,7 +490,7 @@ export class LogStore {
     const testNow = this.settings.testHooks ? request.headers.get("X-Test-Now-Ms") : null;
     if (testNow !== null) this.service.setNow(Number(testNow));
     try {
-      if (url.pathname === "/__maintain") return this.maintain(request);
+      if (url.pathname === "/__maintain") return await this.maintain(request);
       const target = LogEndpoints.route(url.pathname);
       if (target.kind === "ingest") return await this.ingest(request, url, target.stream);
       return await this.query(request, url);
@@ -554,15 +553,8 @@ export class LogStore {
   async alarm() {
     this.alarmAt = null;
     if (!this.service || this.generation !== engineGeneration) this.rebuild();
-    const status = this.maintenance(Date.now(), null);
-    const left = this.sql.exec("SELECT count(*) AS n FROM batches").one().n;
-    if (left === 0 && status.droppedBatches > 0) {
-      await this.ctx.storage.deleteAll();
-      this.service?.free();
-      this.service = undefined;
-      return;
-    }
-    if (status.kept > 0) await this.armAlarm();
+    const status = await this.maintenance(Date.now(), null);
+    if (!status.deleted && status.kept > 0) await this.armAlarm();
   }
 
   store(stream, body, newestUs) {
@@ -578,7 +570,7 @@ export class LogStore {
    * Cache warming, dropping stored batches whose newest entry is past the longest
    * retention, and a fresh snapshot when batches came since the last one.
    */
-  maintain(request) {
+  async maintain(request) {
     const scheduled = Number(request.headers.get("X-Scheduled-Time"));
     if (this.settings.testHooks && request.headers.get("X-Test-Corrupt-Snapshot") === "1") {
       // Flips one byte of the stored snapshot, as a damaged disk would.
@@ -590,12 +582,12 @@ export class LogStore {
       }
       return json(200, { corrupted: Boolean(first) });
     }
-    return json(200, this.maintenance(Date.now(), this.settings.testHooks && scheduled ? scheduled : null));
+    return json(200, await this.maintenance(Date.now(), this.settings.testHooks && scheduled ? scheduled : null));
   }
 
-  /** `scheduled`: the time the test hooks set for cache warming, else null. */
-  maintenance(clockMs, scheduled) {
-    const nowMs = this.settings.fixedNowMs ?? scheduled ?? clockMs;
+  /** `scheduled`: the time the test hooks set (retention, cache warming), else null. */
+  async maintenance(clockMs, scheduled) {
+    const nowMs = scheduled ?? this.settings.fixedNowMs ?? clockMs;
     const cutoffUs = (nowMs * 1000) - RETENTION_US;
     const expired = this.sql.exec("SELECT id FROM batches WHERE newest_us < ?", cutoffUs).toArray();
     if (expired.length > 0) {
@@ -606,6 +598,13 @@ export class LogStore {
         this.sql.exec("DELETE FROM snapshot_parts");
         this.sql.exec("DELETE FROM snapshot");
       });
+      if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) {
+        // Every batch is past retention: the shard's day is over for good.
+        await this.ctx.storage.deleteAll();
+        if (this.generation === engineGeneration) this.service?.free();
+        this.service = undefined;
+        return { droppedBatches: expired.length, deleted: true };
+      }
       this.rebuild();
     }
     const snapshot = this.writeSnapshot();

@@ -253,3 +253,30 @@ test("a restart of the runtime in the middle of a stream of ingests loses no bat
     await worker.dispose();
   }
 });
+
+test("retention: a shard whose day is past 90 days deletes its storage, and the directory forgets the day", async () => {
+  const dayMs = NOW - 10 * 24 * 3600e3;
+  const shard = `${new Date(dayMs).toISOString().slice(0, 10)}/p/retired`;
+  const entries = [0, 1, 2].map((i) => ({ id: `retired-${i}`, timestamp: dayMs * 1000 + i, project: "retired" }));
+  assert.equal((await post(mf, "edge_logs", ndjson(entries))).status, 200);
+  const logs = (nowMs) =>
+    mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=retired&project_tier=ENTERPRISE`, { headers: { "X-API-KEY": QUERY_KEY, "X-Test-Now-Ms": String(nowMs) } });
+  assert.equal((await (await logs(NOW)).json()).result.length, 3);
+
+  const later = dayMs + 91 * 24 * 3600e3;
+  const namespace = await mf.getDurableObjectNamespace("LOG_STORE");
+  const maintained = await namespace.get(namespace.idFromName(shard)).fetch("https://log-store.internal/__maintain", {
+    method: "POST",
+    headers: { "X-Scheduled-Time": String(later) },
+  });
+  const status = await maintained.json();
+  assert.deepEqual(status, { droppedBatches: 1, deleted: true });
+  const worker = await mf.getWorker();
+  await worker.scheduled({ scheduledTime: new Date(later), cron: "*/5 * * * *" });
+  const res = await logs(later);
+  assert.equal(res.headers.get("X-Shards"), "0", "the directory no longer lists the day");
+  assert.deepEqual(await res.json(), { result: [] });
+  // The days within retention are untouched.
+  const params = { project: largest, project_tier: "PAYG" };
+  assert.deepEqual(await (await get("logs.all", params)).json(), reference.query("logs.all", params, QUERY_KEY));
+});
