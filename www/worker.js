@@ -125,9 +125,7 @@ export default {
       if (target.kind === "ingest") return withCors(await ingestSharded(request, url, target.stream, env, service, settings));
       return withCors(await querySharded(request, url, env, service));
     } catch (e) {
-      if (e instanceof HttpError || (e && typeof e.status === "number" && typeof e.code === "string")) {
-        return withCors(errorResponse(e.status, e.code, e.message));
-      }
+      if (isAnswerableError(e)) return withCors(errorResponse(e.status, e.code, e.message));
       console.error("log-endpoints: front fault:", e && e.message);
       frontEngine = undefined;
       return withCors(errorResponse(503, "unavailable", "the front worker could not complete the request; retry shortly"));
@@ -253,10 +251,11 @@ async function querySharded(request, url, env, service) {
   return queryAnswer(LogEndpoints.mergeAnswers(plan.endpoint, parts), parts.length);
 }
 
+/** A `queryRaw`-shaped answer as HTTP; the front also says how many shards it read. */
 function queryAnswer(out, shardsAsked) {
   const headers = out.cache ? { "Cache-Control": `max-age=${out.maxAge}`, "X-Cache": out.cache } : { "Cache-Control": "no-store" };
   if (out.warning) headers["X-Endpoint-Warning"] = out.warning;
-  headers["X-Shards"] = String(shardsAsked);
+  if (shardsAsked !== undefined) headers["X-Shards"] = String(shardsAsked);
   return json(200, out.body, headers);
 }
 
@@ -305,6 +304,11 @@ function presentedKey(request, url) {
   const bearer = auth && /^Bearer\s+(.+)$/i.exec(auth);
   if (bearer) return bearer[1].trim();
   return url.searchParams.get("api_key") ?? undefined;
+}
+
+/** An error the caller is answered with as it is: the worker's own or the core's (status and code). */
+function isAnswerableError(e) {
+  return e instanceof HttpError || (e && typeof e.status === "number" && typeof e.code === "string");
 }
 
 class HttpError extends Error {
@@ -506,12 +510,7 @@ export class LogStore {
     if (this.settings.testHooks && request.headers.get("X-Test-Trap") === "1") {
       throw new WebAssembly.RuntimeError("unreachable (simulated by X-Test-Trap)");
     }
-    const out = this.service.queryPath(url.pathname, params, presentedKey(request, url));
-    const headers = out.cache
-      ? { "Cache-Control": `max-age=${out.maxAge}`, "X-Cache": out.cache }
-      : { "Cache-Control": "no-store" };
-    if (out.warning) headers["X-Endpoint-Warning"] = out.warning;
-    return json(200, out.body, headers);
+    return queryAnswer(this.service.queryPath(url.pathname, params, presentedKey(request, url)));
   }
 
   async ingest(request, url, stream) {
@@ -615,7 +614,7 @@ export class LogStore {
   }
 
   failure(e) {
-    if (e instanceof HttpError || (e && typeof e.status === "number" && typeof e.code === "string")) {
+    if (isAnswerableError(e)) {
       return errorResponse(e.status, e.code, e.message);
     }
     // Anything else is a fault inside the engine (a wasm trap): start a fresh

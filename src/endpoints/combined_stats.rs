@@ -19,7 +19,7 @@ use super::Endpoint;
 use crate::error::Result;
 use crate::params::Params;
 use crate::service::Limits;
-use crate::shard::{Merge, Projects, Reach};
+use crate::shard::{Merge, Reach};
 use crate::store::{lower_bound, Store, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -120,11 +120,7 @@ impl Endpoint for CombinedStats {
 
     fn reach(query: &CombinedStatsQuery, now: Micros) -> Result<Reach> {
         let (window, step) = query.interval.window_and_step();
-        Ok(Reach {
-            projects: Projects::One(query.project.clone()),
-            from: truncate(now.saturating_sub(window), step),
-            to: Some(truncate(now, step).saturating_add(step)),
-        })
+        Ok(Reach::buckets(&query.project, now, window, step))
     }
 
     fn run(query: &CombinedStatsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {

@@ -10,7 +10,7 @@ use super::Endpoint;
 use crate::error::Result;
 use crate::params::Params;
 use crate::service::Limits;
-use crate::shard::{Merge, Projects, Reach};
+use crate::shard::{Merge, Reach};
 use crate::store::{lower_bound, FunctionTable, Store, Sym, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
@@ -112,11 +112,7 @@ impl Endpoint for InvocationStats {
 
     fn reach(query: &InvocationStatsQuery, now: Micros) -> Result<Reach> {
         let (window, step) = query.interval.window_and_step();
-        Ok(Reach {
-            projects: Projects::One(query.project.clone()),
-            from: truncate(now.saturating_sub(window), step),
-            to: Some(truncate(now, step).saturating_add(step)),
-        })
+        Ok(Reach::buckets(&query.project, now, window, step))
     }
 }
 

@@ -3,7 +3,6 @@
 //! reports into the batch's report (which entries were kept, by the batch's
 //! own indexes, when a shard failed).
 
-use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -372,7 +371,7 @@ pub fn combine_ingest(outcome: IngestOutcome, max_reported: usize) -> CombinedRe
             }
         }
     }
-    rejected.sort_by(|a, b| a.index.cmp(&b.index).then(Ordering::Equal));
+    rejected.sort_by_key(|r| r.index);
     rejected.dedup_by_key(|r| r.index);
     rejected.truncate(max_reported);
     let accepted = kept.difference(&not_kept).count();

@@ -70,6 +70,18 @@ pub struct Reach {
     pub to: Option<Micros>,
 }
 
+impl Reach {
+    /// One project's buckets of width `step` over `window` back from `now`
+    /// (the first and last bucket start truncated to `step`).
+    pub(crate) fn buckets(project: &str, now: Micros, window: Micros, step: Micros) -> Reach {
+        Reach {
+            projects: Projects::One(project.to_owned()),
+            from: truncate(now.saturating_sub(window), step),
+            to: Some(truncate(now, step).saturating_add(step)),
+        }
+    }
+}
+
 /// What the worker does for one validated call: which shards to ask (from the
 /// directory of shards) and in what order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -57,18 +57,17 @@ pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Resul
     let mut rejected = Vec::new();
     let mut rejected_total = 0;
     let mut rows = Vec::new();
-    let mut urls: Vec<String> = Vec::new();
+    // The trigram bits of the current entry's request URLs.
+    let mut bits: Vec<u32> = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
-        urls.clear();
+        bits.clear();
         let read = entry.text.clone().and_then(|text| {
             let shards: Vec<(Option<String>, String)> = match stream {
                 Stream::Edge => {
                     let edge = ingest::read_edge(text)?;
-                    urls.extend(
-                        edge.requests
-                            .iter()
-                            .filter_map(|r| r.url.as_deref().map(String::from)),
-                    );
+                    for url in edge.requests.iter().filter_map(|r| r.url.as_deref()) {
+                        bits.extend(UrlTrigrams::bits_of(url.as_bytes()));
+                    }
                     vec![(edge.project.map(String::from), day_of(edge.timestamp))]
                 }
                 Stream::Function => {
@@ -121,10 +120,7 @@ pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Resul
             }
             part.body.push_str(text);
             part.indexes.push(index);
-            part.url_bits.extend(
-                urls.iter()
-                    .flat_map(|url| UrlTrigrams::bits_of(url.as_bytes())),
-            );
+            part.url_bits.extend_from_slice(&bits);
             if part.url_bits.len() > 4096 {
                 part.url_bits.sort_unstable();
                 part.url_bits.dedup();
