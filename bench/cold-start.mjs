@@ -10,7 +10,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
 import { generate, ndjson, tenants } from "../scripts/generate-logs.mjs";
-import { workerOptions } from "../www/miniflare-options.mjs";
+import { testWorkerOptions } from "../tests/worker/options.mjs";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "3" } } });
 const RUNS = Number(values.runs);
@@ -18,17 +18,17 @@ const END_MS = Date.parse("2026-11-20T12:00:00Z");
 const KEY = "cold-start-key";
 const INGEST = "cold-start-ingest";
 // One object at its full budget: SHARDING=off sends every entry to it (a shard runs the same code).
-const bindings = { API_KEYS: KEY, INGEST_KEYS: INGEST, FIXED_NOW_MS: String(END_MS), TEST_HOOKS: "1", SHARDING: "off" };
+const bindings = { API_KEYS: KEY, INGEST_KEYS: INGEST, FIXED_NOW_MS: String(END_MS), SHARDING: "off" };
 const BASE = "http://localhost";
 const tenancy = tenants(200);
 const project = tenancy.refs[0];
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 
 const dir = mkdtempSync(path.join(tmpdir(), "cold-start-"));
-let mf = new Miniflare(workerOptions({ persistDir: dir, bindings }));
+let mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
 const maintain = async (headers = {}) => {
-  const ns = await mf.getDurableObjectNamespace("LOG_STORE");
-  const res = await ns.get(ns.idFromName("logs")).fetch("https://log-store.internal/__maintain", { method: "POST", headers: { "X-Scheduled-Time": String(END_MS), ...headers } });
+  const ns = await mf.getDurableObjectNamespace("SHARD");
+  const res = await ns.get(ns.idFromName("logs")).fetch("https://shard.internal/maintain", { method: "POST", headers: { "X-Now-Ms": String(END_MS), ...headers } });
   return res.json();
 };
 
@@ -50,7 +50,7 @@ console.error(`[cold-start] ${batches} batches stored; store ${(stats.storeBytes
 
 async function firstQueryAfterRestart() {
   await mf.dispose();
-  mf = new Miniflare(workerOptions({ persistDir: dir, bindings }));
+  mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
   await mf.ready;
   const t0 = performance.now();
   const res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=PAYG`, { headers: { "X-API-KEY": KEY } });

@@ -1,6 +1,7 @@
 //! The JavaScript boundary, and the only module that knows about JS values: it
-//! turns batches, parameters and options into Rust, and results and `Error`s
-//! (with `status` and `code`) back into JS. Contract section 4 is its spec.
+//! turns batches, parameters, requests and options into Rust, and results,
+//! HTTP answers and `Error`s (with `status`, `code`, `headers` and `body`)
+//! back into JS. It decides nothing; the README's "Using it" is its spec.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -9,10 +10,18 @@ use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use crate::{
-    day_of, ApiKey, Config, Directory, Error, Feeder, Limits, LogEndpoints, Params, Route,
-    DEFAULT_BATCH_BYTES,
-};
+use crate::auth::ApiKey;
+use crate::cache::QueryAnswer;
+use crate::error::Error;
+use crate::feed::{LogFeed, DEFAULT_BATCH_BYTES};
+use crate::http::{self, HttpAnswer, HttpRequest};
+use crate::ingest::IngestReport;
+use crate::limits::Limits;
+use crate::params::Params;
+use crate::routes::Route;
+use crate::service::{Config, LogEndpoints};
+use crate::shard::{PartAnswer, QueryPlan, Retention, ShardDirectory, ShardQuery};
+use crate::timestamp::{Micros, DAY};
 
 // The shared types of the JS API. Each endpoint's parameter and row types are
 // generated from its module into `endpoints.d.ts` (tools/src/typescript.rs);
@@ -30,12 +39,16 @@ export interface LogEndpointsOptions {
   now?: number;
   limits?: { maxBatchBytes?: number; maxBatchEntries?: number; maxStoreBytes?: number; maxReportedRejections?: number; maxParamBytes?: number; maxRegexBytes?: number };
 }
+export interface Rejection { index: number; reason: string }
 export interface IngestReport {
   accepted: number;
-  rejected: { index: number; reason: string }[];
+  rejected: Rejection[];
   rejectedTotal: number;
   /** Newest accepted timestamp, microseconds; null when nothing was accepted. */
   newestTimestamp: number | null;
+  /** Entries not kept because the store that was to keep them failed (sharded ingest). */
+  notKept?: number[];
+  error?: { status: number; code: string; message: string };
 }
 export interface EndpointParameter {
   name: string;
@@ -71,23 +84,42 @@ export interface FeedOptions {
   /** Size of one ingested batch (default 8 MiB). */
   batchBytes?: number;
 }
-export interface FeedReport { entries: number; accepted: number; rejected: number; reasons: string[] }
+/** A finished feed: its entries, and what became of them (rejections by their 0-based place in the input, the first five listed). */
+export interface FeedReport extends IngestReport { entries: number }
 export interface Constants {
   /** Longest retention of any tier, in days: older stored logs are never read. */
   retentionDays: number;
+  /** Largest POST body of query parameters, in bytes. */
+  paramsBodyBytes: number;
 }
-export interface RawQueryResult {
+export interface QueryAnswer {
   body: string;
   cache: "HIT" | "MISS" | null;
   maxAge: number | null;
   /** Set when the call was read differently from how it was sent (e.g. `sql` ignored): the worker's X-Endpoint-Warning. */
   warning: string | null;
+  /** How many shards a sharded deployment read (X-Shards). */
+  shards?: number;
+}
+/** An answer as HTTP: what the edge worker sends. */
+export interface HttpAnswer { status: number; headers: [string, string][]; body: string }
+/** What a host passes of an HTTP request: the core reads the key and the parameters from it. */
+export interface HttpRequest {
+  method: string;
+  path: string;
+  /** The query string, with or without `?`. */
+  query?: string;
+  apiKey?: string | null;
+  authorization?: string | null;
+  /** A POST body of parameters (a JSON object), as bytes. */
+  body?: Uint8Array | null;
 }
 export type RouteInfo =
   | { kind: "query" | "management"; methods: string[] }
   | { kind: "ingest"; methods: string[]; stream: string };
 export interface StoreStats { edgeEntries: number; functionRows: number; storeBytes: number; cachedResults: number }
 export interface WarmReport { refreshed: number; kept: number }
+export interface Retention { cutoff: number; firstKeptDay: string }
 export interface Catalog {
   edgeProjects: string[];
   functionProjects: string[];
@@ -98,16 +130,23 @@ export interface Catalog {
 }
 "#;
 
-/// A core error becomes a JS `Error` carrying its HTTP `status` and stable `code`.
+/// A core error becomes a JS `Error` carrying its HTTP `status`, stable
+/// `code`, the parameter it is about, and the answer's `headers` and `body`.
 impl From<Error> for JsValue {
     fn from(error: Error) -> JsValue {
         let js = js_sys::Error::new(&error.to_string());
         js.set_name("LogEndpointsError");
-        let _ = Reflect::set(&js, &"status".into(), &JsValue::from(error.status()));
-        let _ = Reflect::set(&js, &"code".into(), &JsValue::from(error.code()));
+        let answer = HttpAnswer::from(&error);
+        let set = |name: &str, value: JsValue| {
+            let _ = Reflect::set(&js, &name.into(), &value);
+        };
+        set("status", JsValue::from(error.status()));
+        set("code", JsValue::from(error.code()));
         if let Some(parameter) = error.parameter() {
-            let _ = Reflect::set(&js, &"parameter".into(), &JsValue::from(parameter));
+            set("parameter", JsValue::from(parameter));
         }
+        set("headers", to_js(&answer.headers).unwrap_or(JsValue::NULL));
+        set("body", JsValue::from(answer.body));
         js.into()
     }
 }
@@ -118,17 +157,32 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
         .map_err(|e| js_sys::Error::new(&e.to_string()).into())
 }
 
-/// JS options as a Rust value; `what` says what was expected, for the error.
-fn from_js<T: serde::de::DeserializeOwned + Default>(
+/// A JS value as a Rust one; `error` says what was expected.
+fn from_js<T: serde::de::DeserializeOwned>(
+    value: JsValue,
+    error: impl FnOnce(String) -> Error,
+) -> Result<T, Error> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| error(e.to_string()))
+}
+
+/// JS options as a Rust value (absent: the defaults); `what` says what was expected.
+fn options_from<T: serde::de::DeserializeOwned + Default>(
     value: JsValue,
     what: &str,
 ) -> Result<T, Error> {
     if value.is_undefined() || value.is_null() {
         return Ok(T::default());
     }
-    serde_wasm_bindgen::from_value(value).map_err(|e| Error::InvalidConfig {
+    from_js(value, |e| Error::InvalidConfig {
         reason: format!("{e} (expected {what})"),
     })
+}
+
+/// What another object sent back cannot be read: a fault between objects.
+fn bad_answer(what: &'static str) -> impl FnOnce(String) -> Error {
+    move |e| Error::BadShardAnswer {
+        reason: format!("{e} (expected {what})"),
+    }
 }
 
 #[derive(Deserialize)]
@@ -257,32 +311,25 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
     Ok(params)
 }
 
-/// The service of contract section 4, as a JS class. The service sits behind
-/// an `Rc<RefCell>` so that a `LogFeed` can feed it across calls.
+fn request_from(value: JsValue) -> Result<HttpRequest, Error> {
+    from_js(value, |e| Error::InvalidConfig {
+        reason: format!(
+            "{e} (expected {{ method, path, query?, apiKey?, authorization?, body? }})"
+        ),
+    })
+}
+
+fn micros_of(ms: f64) -> Micros {
+    (ms * 1000.0).floor() as Micros
+}
+
+/// The service of the README's "npm package", as a JS class. The service
+/// sits behind an `Rc<RefCell>` so that a `LogFeed` or a `ShardQuery` can
+/// use it across calls.
 #[wasm_bindgen(js_name = LogEndpoints)]
 pub struct JsLogEndpoints {
     inner: Rc<RefCell<LogEndpoints>>,
     fixed_now_ms: Option<f64>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct RawQueryResult<'a> {
-    body: &'a str,
-    cache: Option<&'static str>,
-    max_age: Option<u64>,
-    warning: Option<&'a str>,
-}
-
-impl<'a> RawQueryResult<'a> {
-    fn of(out: &'a crate::QueryOutput) -> Self {
-        RawQueryResult {
-            body: &out.body,
-            cache: out.cache.map(|c| if c.hit { "HIT" } else { "MISS" }),
-            max_age: out.cache.map(|c| c.max_age_seconds),
-            warning: out.warning.as_deref(),
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -296,6 +343,7 @@ struct RouteInfo<'a> {
 #[serde(rename_all = "camelCase")]
 struct Constants {
     retention_days: i64,
+    params_body_bytes: usize,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -303,7 +351,7 @@ impl JsLogEndpoints {
     /// `new LogEndpoints({ apiKeys, ingestKeys?, now?, limits? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = from_js(options, OPTIONS_SHAPE)?;
+        let options: Options = options_from(options, OPTIONS_SHAPE)?;
         let fixed_now_ms = options.now;
         let config = config_from(options)?;
         Ok(JsLogEndpoints {
@@ -317,7 +365,7 @@ impl JsLogEndpoints {
     /// 400 `invalid_snapshot` for bytes that are not a whole snapshot.
     #[wasm_bindgen(js_name = fromSnapshot)]
     pub fn from_snapshot(bytes: &[u8], options: JsValue) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = from_js(options, OPTIONS_SHAPE)?;
+        let options: Options = options_from(options, OPTIONS_SHAPE)?;
         let fixed_now_ms = options.now;
         let service = LogEndpoints::from_snapshot(bytes, config_from(options)?)?;
         Ok(JsLogEndpoints {
@@ -326,15 +374,20 @@ impl JsLogEndpoints {
         })
     }
 
+    /// Whether bytes begin as a snapshot does (to tell a saved analysis from a log file).
+    #[wasm_bindgen(js_name = isSnapshot)]
+    pub fn is_snapshot(bytes: &[u8]) -> bool {
+        LogEndpoints::is_snapshot(bytes)
+    }
+
     /// The store as versioned, checksummed bytes (a `Uint8Array`), for
     /// `LogEndpoints.fromSnapshot`; keys and the result cache are not in it.
     pub fn snapshot(&self) -> Vec<u8> {
         self.inner.borrow().snapshot()
     }
 
-    fn now_micros(&self) -> i64 {
-        let ms = self.fixed_now_ms.unwrap_or_else(js_sys::Date::now);
-        (ms * 1000.0).floor() as i64
+    fn now_micros(&self) -> Micros {
+        micros_of(self.fixed_now_ms.unwrap_or_else(js_sys::Date::now))
     }
 
     /// Sets (a number, epoch ms) or clears (`null`) the fixed clock.
@@ -343,20 +396,26 @@ impl JsLogEndpoints {
         self.fixed_now_ms = now_ms;
     }
 
-    /// `ingest(stream, batch)` → `{ accepted, rejected: [{ index, reason }], rejectedTotal }`.
+    /// `ingest(stream, batch)` → `{ accepted, rejected: [{ index, reason }], rejectedTotal, newestTimestamp }`.
     pub fn ingest(&mut self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
         let bytes = batch_bytes(&batch)?;
         let report = self.inner.borrow_mut().ingest(stream, &bytes)?;
         to_js(&report)
     }
 
+    /// `LogEndpoints.ingestAnswer(report)` → the HTTP answer of an ingest report.
+    #[wasm_bindgen(js_name = ingestAnswer)]
+    pub fn ingest_answer(report: JsValue) -> Result<JsValue, JsValue> {
+        let report: IngestReport = from_js(report, bad_answer("an ingest report"))?;
+        to_js(&HttpAnswer::from(&report))
+    }
+
     /// `splitByShard(stream, batch)` → `{ parts: [{ shard, project, projectKey,
-    /// day, body, indexes, urlBits }], rejected, rejectedTotal }`: the batch's
-    /// entries grouped by shard (project and UTC day; each part's `body` a JSON
-    /// array of the entries as they arrived, `indexes` their places in the
-    /// batch, `urlBits` the trigram bits of their request URLs), read as
-    /// `ingest` would read them, but not kept. A front worker sends each part
-    /// to the store named `shard`.
+    /// day, body, indexes, urlBits }], report }`: the batch's entries grouped
+    /// by shard (project and UTC day; each part's `body` a JSON array of the
+    /// entries as they arrived, `indexes` their places in the batch, `urlBits`
+    /// the trigram bits of their request URLs), read as `ingest` would read
+    /// them, but not kept; `report` lists the entries refused.
     #[wasm_bindgen(js_name = splitByShard)]
     pub fn split_by_shard(&self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
         let bytes = batch_bytes(&batch)?;
@@ -364,17 +423,18 @@ impl JsLogEndpoints {
         to_js(&split)
     }
 
-    /// `combineIngest({ rejected, rejectedTotal, parts: [{ indexes, report?,
-    /// error? }] })` → `{ status, body }`: a split batch's answer from what each
-    /// shard did with its part; entries of failed parts are listed in
-    /// `body.notKept` (503 when nothing was kept, 502 when some was).
+    /// `combineIngest(report, parts: [{ indexes, status?, body?, failure? }])`
+    /// → the batch's HTTP answer, from its split's `report` and what each
+    /// shard answered for its part (or why it did not); entries of failed
+    /// parts are listed in `notKept` (503 when nothing was kept, 502 when some was).
     #[wasm_bindgen(js_name = combineIngest)]
-    pub fn combine_ingest(&self, outcome: JsValue) -> Result<JsValue, JsValue> {
-        let outcome =
-            serde_wasm_bindgen::from_value(outcome).map_err(|e| Error::BadShardAnswer {
-                reason: format!("{e} (expected {{ rejected, rejectedTotal, parts }})"),
-            })?;
-        to_js(&self.inner.borrow().combine_ingest(outcome))
+    pub fn combine_ingest(&self, report: JsValue, parts: JsValue) -> Result<JsValue, JsValue> {
+        let report: IngestReport = from_js(report, bad_answer("the split's report"))?;
+        let parts: Vec<PartAnswer> =
+            from_js(parts, bad_answer("[{ indexes, status?, body?, failure? }]"))?;
+        let parts = parts.into_iter().map(PartAnswer::outcome).collect();
+        let combined = self.inner.borrow().combine_ingest(report, parts);
+        to_js(&HttpAnswer::from(&combined))
     }
 
     /// `planQuery(path, params, apiKey)` → `{ endpoint, projectKey, urlBits,
@@ -388,48 +448,49 @@ impl JsLogEndpoints {
         params: JsValue,
         api_key: Option<String>,
     ) -> Result<JsValue, JsValue> {
-        let now = self.now_micros();
         let params = params_from(&params)?;
-        let plan = self
-            .inner
-            .borrow()
-            .plan_path(path, &params, api_key.as_deref(), now)?;
+        let plan =
+            self.inner
+                .borrow()
+                .plan_query(path, &params, api_key.as_deref(), self.now_micros())?;
         to_js(&plan)
     }
 
-    /// `LogEndpoints.mergeAnswers(endpoint, parts)` → `{ body, cache, maxAge,
-    /// warning }`: the answer one store would give, from the shards' answers
-    /// (each as `queryPath` returns it) to a plan for `endpoint`.
+    /// `shardQuery(request)` → a `ShardQuery`: the request's call checked as
+    /// `queryPath` checks it (throws the same errors) and planned; the host
+    /// asks the shards it names, wave by wave, and serves its `answer()`.
+    #[wasm_bindgen(js_name = shardQuery)]
+    pub fn shard_query(&self, request: JsValue) -> Result<JsShardQuery, JsValue> {
+        let request = request_from(request)?;
+        let params = request.params()?;
+        let query = self.inner.borrow().shard_query(
+            &request.path,
+            &params,
+            request.key().as_deref(),
+            self.now_micros(),
+        )?;
+        Ok(JsShardQuery {
+            service: self.inner.clone(),
+            query,
+        })
+    }
+
+    /// `LogEndpoints.mergeAnswers(endpoint, answers)` → the answer one store
+    /// would give, from the shards' answers (each as `queryPath` returns it)
+    /// to a plan for `endpoint`.
     #[wasm_bindgen(js_name = mergeAnswers)]
-    pub fn merge_answers(endpoint: &str, parts: JsValue) -> Result<JsValue, JsValue> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Part {
-            body: String,
-            cache: Option<String>,
-            max_age: Option<u64>,
-            warning: Option<String>,
-        }
-        let parts: Vec<Part> =
-            serde_wasm_bindgen::from_value(parts).map_err(|e| Error::BadShardAnswer {
-                reason: format!("{e} (expected [{{ body, cache, maxAge, warning }}])"),
-            })?;
-        let parts: Vec<crate::QueryOutput> = parts
-            .into_iter()
-            .map(|p| crate::QueryOutput {
-                body: p.body.into(),
-                cache: p
-                    .cache
-                    .zip(p.max_age)
-                    .map(|(c, max_age_seconds)| crate::CacheStatus {
-                        hit: c == "HIT",
-                        max_age_seconds,
-                    }),
-                warning: p.warning,
-            })
-            .collect();
-        let out = LogEndpoints::merge_answers(endpoint, &parts)?;
-        to_js(&RawQueryResult::of(&out))
+    pub fn merge_answers(endpoint: &str, answers: JsValue) -> Result<JsValue, JsValue> {
+        let answers: Vec<QueryAnswer> =
+            from_js(answers, bad_answer("[{ body, cache, maxAge, warning }]"))?;
+        to_js(&LogEndpoints::merge_answers(endpoint, &answers)?)
+    }
+
+    /// `LogEndpoints.readAnswer(body, headers)` → the `QueryAnswer` an HTTP
+    /// answer of a store carries (`headers`: `[name, value]` pairs).
+    #[wasm_bindgen(js_name = readAnswer)]
+    pub fn read_answer(body: String, headers: JsValue) -> Result<JsValue, JsValue> {
+        let headers: Vec<(String, String)> = from_js(headers, bad_answer("[[name, value]]"))?;
+        to_js(&QueryAnswer::from_http(body, &headers))
     }
 
     /// Throws (401 or 403) unless `apiKey` is one of the `ingestKeys`: hosts that
@@ -437,6 +498,16 @@ impl JsLogEndpoints {
     #[wasm_bindgen(js_name = authorizeIngest)]
     pub fn authorize_ingest(&self, api_key: Option<String>) -> Result<(), JsValue> {
         Ok(self.inner.borrow().authorize_ingest(api_key.as_deref())?)
+    }
+
+    /// `authorizeRequest(request)`: `authorizeIngest` with the key the request presents.
+    #[wasm_bindgen(js_name = authorizeRequest)]
+    pub fn authorize_request(&self, request: JsValue) -> Result<(), JsValue> {
+        let request = request_from(request)?;
+        Ok(self
+            .inner
+            .borrow()
+            .authorize_ingest(request.key().as_deref())?)
     }
 
     /// `query(endpointNameOrUuid, params, apiKey)` → `{ result: [...] }`.
@@ -460,7 +531,7 @@ impl JsLogEndpoints {
         api_key: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let out = self.run(endpoint, &params, api_key.as_deref())?;
-        to_js(&RawQueryResult::of(&out))
+        to_js(&out)
     }
 
     /// Like `queryRaw`, for a request path: `/api/endpoints/query/{name_or_uuid}`
@@ -478,13 +549,33 @@ impl JsLogEndpoints {
             .inner
             .borrow_mut()
             .query_path(path, &params, api_key.as_deref(), now)?;
-        to_js(&RawQueryResult::of(&out))
+        to_js(&out)
+    }
+
+    /// `answerRequest(request)` → the HTTP answer of a query request (its path,
+    /// its parameters from the query string or a POST body, its key).
+    #[wasm_bindgen(js_name = answerRequest)]
+    pub fn answer_request(&mut self, request: JsValue) -> Result<JsValue, JsValue> {
+        let now = self.now_micros();
+        let request = request_from(request)?;
+        let params = request.params()?;
+        let out = self.inner.borrow_mut().query_path(
+            &request.path,
+            &params,
+            request.key().as_deref(),
+            now,
+        )?;
+        to_js(&HttpAnswer::from(&out))
     }
 
     /// What a request path is: `{ kind: "query" | "management" | "ingest",
-    /// methods, stream? }`; throws 404 for any other path.
-    pub fn route(path: &str) -> Result<JsValue, JsValue> {
+    /// methods, stream? }`; throws 404 for any other path, and 405 when
+    /// `method` is given and the route does not take it (OPTIONS it always takes).
+    pub fn route(path: &str, method: Option<String>) -> Result<JsValue, JsValue> {
         let route = Route::parse(path)?;
+        if let Some(method) = method {
+            route.check_method(&method)?;
+        }
         let (kind, stream) = match &route {
             Route::Query { .. } => ("query", None),
             Route::Management { .. } => ("management", None),
@@ -502,7 +593,7 @@ impl JsLogEndpoints {
         endpoint: &str,
         params: &JsValue,
         api_key: Option<&str>,
-    ) -> Result<crate::QueryOutput, Error> {
+    ) -> Result<QueryAnswer, Error> {
         let now = self.now_micros();
         let params = params_from(params)?;
         self.inner
@@ -518,8 +609,16 @@ impl JsLogEndpoints {
     /// Constants of the service that hosts need (`{ retentionDays }`).
     pub fn constants() -> Result<JsValue, JsValue> {
         to_js(&Constants {
-            retention_days: crate::LONGEST_RETENTION / crate::timestamp::DAY,
+            retention_days: crate::endpoints::LONGEST_RETENTION / DAY,
+            params_body_bytes: http::MAX_PARAMS_BODY_BYTES,
         })
+    }
+
+    /// `LogEndpoints.retention(nowMs)` → `{ cutoff, firstKeptDay }`: stored
+    /// batches whose newest entry is before `cutoff` (µs) are past retention,
+    /// and so are the shards of days before `firstKeptDay`.
+    pub fn retention(now_ms: f64) -> Result<JsValue, JsValue> {
+        to_js(&Retention::at(micros_of(now_ms)))
     }
 
     /// Re-runs cached queries that are due (call it from a timer or a cron trigger every 300 s).
@@ -572,6 +671,99 @@ impl JsLogEndpoints {
     }
 }
 
+/// A call across shards (see `shard::ShardQuery`), for the front worker.
+#[wasm_bindgen(js_name = ShardQuery)]
+pub struct JsShardQuery {
+    service: Rc<RefCell<LogEndpoints>>,
+    query: ShardQuery,
+}
+
+#[wasm_bindgen(js_class = ShardQuery)]
+impl JsShardQuery {
+    /// Which shards can hold the call's rows: what the directory looks up.
+    #[wasm_bindgen(getter)]
+    pub fn plan(&self) -> Result<JsValue, JsValue> {
+        to_js(self.query.plan())
+    }
+
+    /// The shards the directory named, newest day first.
+    pub fn ask(&mut self, shards: Vec<String>) {
+        self.query.ask(shards);
+    }
+
+    /// The shards to ask next (in parallel); empty once the answers are enough.
+    #[wasm_bindgen(js_name = nextWave)]
+    pub fn next_wave(&mut self) -> Vec<String> {
+        self.query.next_wave()
+    }
+
+    /// One shard's answer, as `LogEndpoints.readAnswer` reads it.
+    pub fn add(&mut self, answer: JsValue) -> Result<(), JsValue> {
+        let answer: QueryAnswer = from_js(answer, bad_answer("{ body, cache, maxAge, warning }"))?;
+        Ok(self.query.add(answer)?)
+    }
+
+    /// The HTTP answer: the shards' answers merged, or, when no shard holds a
+    /// row of the call, what a store without entries answers.
+    pub fn answer(&self) -> Result<JsValue, JsValue> {
+        let answer = self.service.borrow_mut().answer_shard_query(&self.query)?;
+        to_js(&HttpAnswer::from(&answer))
+    }
+}
+
+/// Errors the hosts answer with, made by the core so that their codes and
+/// statuses are its own: a part that did not answer (503), a storage write
+/// that failed (503), a fault in the engine (500), a body over its limit
+/// (413) or one that cannot be read (400).
+#[wasm_bindgen]
+pub fn unavailable(reason: &str) -> JsValue {
+    Error::Unavailable {
+        reason: reason.to_owned(),
+    }
+    .into()
+}
+
+#[wasm_bindgen(js_name = storageUnavailable)]
+pub fn storage_unavailable(reason: &str) -> JsValue {
+    Error::StorageUnavailable {
+        reason: reason.to_owned(),
+    }
+    .into()
+}
+
+#[wasm_bindgen(js_name = engineFault)]
+pub fn engine_fault() -> JsValue {
+    Error::Internal.into()
+}
+
+#[wasm_bindgen(js_name = bodyTooLarge)]
+pub fn body_too_large(limit: usize, declared: Option<usize>) -> JsValue {
+    http::body_too_large(limit, declared).into()
+}
+
+#[wasm_bindgen(js_name = unreadableBody)]
+pub fn unreadable_body(reason: &str) -> JsValue {
+    Error::UnreadableBatch {
+        reason: format!("the body could not be read ({reason})"),
+    }
+    .into()
+}
+
+/// `bodyDecoding(contentEncoding)` → `"gzip"`, or `null` for a plain body;
+/// throws 400 for an encoding the service does not take.
+#[wasm_bindgen(js_name = bodyDecoding)]
+pub fn body_decoding(content_encoding: Option<String>) -> Result<Option<String>, JsValue> {
+    Ok(http::body_decoding(content_encoding.as_deref())?.map(str::to_owned))
+}
+
+/// Whether a value is an error the core made (its answer is its `body`).
+#[wasm_bindgen(js_name = isServiceError)]
+pub fn is_service_error(value: &JsValue) -> bool {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .is_some_and(|e| e.name() == "LogEndpointsError")
+}
+
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct FeedOptions {
@@ -586,70 +778,53 @@ struct FeedOptions {
 #[wasm_bindgen(js_name = LogFeed)]
 pub struct JsLogFeed {
     service: Rc<RefCell<LogEndpoints>>,
-    feeder: Feeder,
+    feed: LogFeed,
 }
 
 #[wasm_bindgen(js_class = LogFeed)]
 impl JsLogFeed {
     #[wasm_bindgen(constructor)]
     pub fn new(service: &JsLogEndpoints, options: JsValue) -> Result<JsLogFeed, JsValue> {
-        let options: FeedOptions = from_js(options, "{ stream?, source?, batchBytes? }")?;
-        let feeder = Feeder::new(
+        let options: FeedOptions = options_from(options, "{ stream?, source?, batchBytes? }")?;
+        let feed = LogFeed::new(
             options.stream.as_deref(),
             options.source.as_deref().unwrap_or("input"),
             options.batch_bytes.unwrap_or(DEFAULT_BATCH_BYTES),
         )?;
         Ok(JsLogFeed {
             service: service.inner.clone(),
-            feeder,
+            feed,
         })
     }
 
     /// Adds the next piece of the input (any split).
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
-        Ok(self.feeder.push(&mut self.service.borrow_mut(), bytes)?)
+        Ok(self.feed.push(&mut self.service.borrow_mut(), bytes)?)
     }
 
-    /// Ingests what is pending → `{ entries, accepted, rejected, reasons }`.
+    /// Ingests what is pending → `{ entries, accepted, rejected, rejectedTotal, newestTimestamp }`.
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
-        let report = self.feeder.finish(&mut self.service.borrow_mut())?;
+        let report = self.feed.finish(&mut self.service.borrow_mut())?;
         to_js(&report)
     }
 
     /// Entries seen so far.
     #[wasm_bindgen(getter)]
     pub fn entries(&self) -> usize {
-        self.feeder.entries()
+        self.feed.entries()
     }
 
     /// Entries accepted so far.
     #[wasm_bindgen(getter)]
     pub fn accepted(&self) -> usize {
-        self.feeder.accepted()
+        self.feed.accepted()
     }
 }
 
 /// The directory of shards (see `shard::directory`), for the object that keeps it.
 #[wasm_bindgen(js_name = ShardDirectory)]
 pub struct JsShardDirectory {
-    inner: Directory,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PlanFields {
-    project_key: Option<String>,
-    #[serde(default)]
-    url_bits: Vec<u32>,
-    first_day: String,
-    last_day: Option<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct AddedJs {
-    new_shard: bool,
-    new_bits: bool,
+    inner: ShardDirectory,
 }
 
 #[wasm_bindgen(js_class = ShardDirectory)]
@@ -657,7 +832,7 @@ impl JsShardDirectory {
     #[wasm_bindgen(constructor)]
     pub fn new() -> JsShardDirectory {
         JsShardDirectory {
-            inner: Directory::default(),
+            inner: ShardDirectory::default(),
         }
     }
 
@@ -668,11 +843,7 @@ impl JsShardDirectory {
         day: &str,
         url_bits: Vec<u32>,
     ) -> Result<JsValue, JsValue> {
-        let added = self.inner.add(project_key, day, &url_bits);
-        to_js(&AddedJs {
-            new_shard: added.new_shard,
-            new_bits: added.new_bits,
-        })
+        to_js(&self.inner.add(project_key, day, &url_bits))
     }
 
     /// A project's URL filter as stored (`restoreFilter` reads it back).
@@ -685,25 +856,10 @@ impl JsShardDirectory {
         self.inner.restore_filter(project_key, bytes);
     }
 
-    /// `lookup(plan)` → the names of the shards a `planQuery` plan asks, newest day first.
+    /// `lookup(plan)` → the names of the shards a plan asks, newest day first.
     pub fn lookup(&self, plan: JsValue) -> Result<Vec<String>, JsValue> {
-        let plan: PlanFields =
-            serde_wasm_bindgen::from_value(plan).map_err(|e| Error::BadShardAnswer {
-                reason: format!("{e} (expected a plan from planQuery)"),
-            })?;
-        Ok(self.inner.shards_for(
-            plan.project_key.as_deref(),
-            &plan.url_bits,
-            &plan.first_day,
-            plan.last_day.as_deref(),
-        ))
-    }
-
-    /// The first day retention keeps at `nowMs` (`YYYY-MM-DD`); shards of
-    /// earlier days are forgotten here (`dropBefore`) and emptied by their objects.
-    #[wasm_bindgen(js_name = firstKeptDay)]
-    pub fn first_kept_day(now_ms: f64) -> String {
-        day_of((now_ms * 1000.0) as i64 - crate::LONGEST_RETENTION + 1)
+        let plan: QueryPlan = from_js(plan, bad_answer("a plan from planQuery"))?;
+        Ok(self.inner.lookup(&plan))
     }
 
     /// Forgets the shards of days before `day`; how many.

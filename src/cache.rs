@@ -1,10 +1,13 @@
-//! The result cache of contract section 3: per (endpoint, parameter values), for
+//! Query answers, and the result cache (README, "Contract decisions"): per (endpoint, parameter values), for
 //! the endpoint's cache seconds from when the result was computed. Warming
 //! re-computes entries that are still in use every cache-warming interval; an
 //! entry nobody has asked for in a whole cache period is dropped instead.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 use crate::endpoints::Query;
 use crate::timestamp::{Micros, SECOND};
@@ -20,6 +23,97 @@ pub struct CachedResult {
 pub struct CacheStatus {
     pub hit: bool,
     pub max_age_seconds: u64,
+}
+
+/// A query's answer: the JSON body, for cached endpoints the cache status,
+/// and what the caller should know about how the call was read. Passed
+/// between objects and to JS as `{ body, cache: "HIT" | "MISS" | null,
+/// maxAge, warning, shards }`; as HTTP, its headers say the rest (`http`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryAnswer {
+    pub body: Arc<str>,
+    pub cache: Option<CacheStatus>,
+    /// How the call was read differently from how it was sent (e.g. `sql`
+    /// ignored): `X-Endpoint-Warning`.
+    pub warning: Option<String>,
+    /// How many shards a sharded deployment read for it (`X-Shards`).
+    pub shards: Option<usize>,
+}
+
+impl QueryAnswer {
+    /// An answer computed (or found in the cache) by one store.
+    pub fn new(body: Arc<str>, cache: Option<CacheStatus>, warning: Option<String>) -> Self {
+        QueryAnswer {
+            body,
+            cache,
+            warning,
+            shards: None,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireAnswer<'a> {
+    #[serde(borrow)]
+    body: Cow<'a, str>,
+    #[serde(default, borrow)]
+    cache: Option<Cow<'a, str>>,
+    #[serde(default)]
+    max_age: Option<u64>,
+    #[serde(default, borrow)]
+    warning: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    shards: Option<usize>,
+}
+
+impl Serialize for QueryAnswer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        WireAnswer {
+            body: Cow::Borrowed(&self.body),
+            cache: self.cache.map(|c| Cow::Borrowed(c.label())),
+            max_age: self.cache.map(|c| c.max_age_seconds),
+            warning: self.warning.as_deref().map(Cow::Borrowed),
+            shards: self.shards,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for QueryAnswer {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let wire = WireAnswer::deserialize(deserializer)?;
+        Ok(QueryAnswer {
+            body: wire.body.into(),
+            cache: CacheStatus::from_parts(wire.cache.as_deref(), wire.max_age),
+            warning: wire.warning.map(Cow::into_owned),
+            shards: wire.shards,
+        })
+    }
+}
+
+impl CacheStatus {
+    /// `HIT` or `MISS`, as `X-Cache` says it.
+    pub fn label(self) -> &'static str {
+        if self.hit {
+            "HIT"
+        } else {
+            "MISS"
+        }
+    }
+
+    /// The status a label and a remaining lifetime describe; none without both.
+    pub fn from_parts(label: Option<&str>, max_age_seconds: Option<u64>) -> Option<CacheStatus> {
+        let hit = match label? {
+            "HIT" => true,
+            "MISS" => false,
+            _ => return None,
+        };
+        Some(CacheStatus {
+            hit,
+            max_age_seconds: max_age_seconds?,
+        })
+    }
 }
 
 #[derive(Default)]

@@ -1,91 +1,136 @@
-//! The one error type of the core. Every failure a caller can see is a variant here,
-//! with a stable machine-readable code, an HTTP status and a message that names
-//! what was wrong (the parameter, the entry, the stream). Keys are never echoed.
+//! The one error type of the core. Every failure a caller can see is a variant
+//! here, declared once with its HTTP status, its stable machine-readable code
+//! and when it happens (`errors!`); the documentation's error table is
+//! generated from that list (`Error::TABLE`). Messages name what was wrong (the
+//! parameter, the entry, the stream). Keys are never echoed.
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Error {
+use serde::{Deserialize, Serialize};
+
+/// One row of the error table: what `Error::TABLE` lists per variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrorKind {
+    pub status: u16,
+    pub code: &'static str,
+    /// When a caller gets it.
+    pub when: &'static str,
+}
+
+/// Declares the error enum from one list: each variant with its fields, its
+/// status, its code and when it happens.
+macro_rules! errors {
+    ($(
+        $(#[doc = $doc:literal])*
+        $variant:ident $({ $($field:ident: $ty:ty),* $(,)? })? => $status:literal, $code:literal, $when:literal;
+    )+) => {
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum Error {
+            $( $(#[doc = $doc])* $variant $({ $($field: $ty),* })?, )+
+        }
+
+        impl Error {
+            /// Every variant's status, code and when, in declaration order.
+            pub const TABLE: &'static [ErrorKind] = &[
+                $( ErrorKind { status: $status, code: $code, when: $when }, )+
+            ];
+
+            /// This error's row of `TABLE`.
+            pub fn kind(&self) -> &'static ErrorKind {
+                let mut at = 0usize;
+                $(
+                    if let Error::$variant { .. } = self {
+                        return Error::TABLE.get(at).unwrap_or(&UNKNOWN);
+                    }
+                    at += 1;
+                )+
+                let _ = at;
+                &UNKNOWN
+            }
+        }
+    };
+}
+
+/// Never returned (`kind` finds every variant); keeps `kind` free of panics.
+const UNKNOWN: ErrorKind = ErrorKind {
+    status: 500,
+    code: "internal_error",
+    when: "",
+};
+
+errors! {
     /// A required query parameter is absent or empty.
-    MissingParameter { name: &'static str },
+    MissingParameter { name: &'static str } => 400, "missing_parameter",
+        "a required parameter is absent or empty";
     /// A parameter is present but its value cannot be used.
-    InvalidParameter { name: String, reason: String },
+    InvalidParameter { name: String, reason: String } => 400, "invalid_parameter",
+        "malformed timestamp, invalid or too large regex, unknown `usage.api-counts` or `functions.combined-stats` interval, a Management API `logs.all` range over 24 hours, a value over 4096 bytes, a non-string value, a bad POST body";
     /// No API key was supplied.
-    MissingApiKey,
+    MissingApiKey => 401, "missing_api_key",
+        "no key in `X-API-KEY`, `Authorization: Bearer` or `api_key`; checked before anything else, so nothing is revealed to a bad key";
     /// The API key is not one of the configured keys.
-    InvalidApiKey,
+    InvalidApiKey => 401, "invalid_api_key",
+        "the key is not one of the configured keys";
     /// The key is valid but restricted away from this endpoint or project.
-    Forbidden { reason: String },
+    Forbidden { reason: String } => 403, "forbidden",
+        "the key is restricted away from the endpoint or project, or a query key was used to ingest";
     /// No endpoint has this name or UUID.
-    EndpointNotFound { name_or_uuid: String },
+    EndpointNotFound { name_or_uuid: String } => 404, "endpoint_not_found",
+        "no endpoint has this name or UUID (only after a valid key)";
     /// The Management API route serves no endpoint of this name.
-    NotOnManagementApi { name: String, served: String },
+    NotOnManagementApi { name: String, served: String } => 404, "endpoint_not_found",
+        "the Management API route does not serve this endpoint";
     /// No route has this path.
-    NotFound { path: String },
+    NotFound { path: String } => 404, "not_found",
+        "no route has this path";
+    /// The route does not take this HTTP method.
+    MethodNotAllowed { method: String, allowed: &'static [&'static str] } => 405, "method_not_allowed",
+        "the route does not take this method (the answer's `Allow` lists those it takes)";
     /// The stream name of an ingest call is not one the endpoints read.
-    UnknownStream { name: String },
+    UnknownStream { name: String } => 400, "unknown_stream",
+        "ingest into a stream the endpoints do not read";
     /// The batch as a whole cannot be read (not JSON, not UTF-8, wrong top-level shape).
-    UnreadableBatch { reason: String },
+    UnreadableBatch { reason: String } => 400, "unreadable_batch",
+        "a body that is not JSON, NDJSON or UTF-8, or whose encoding cannot be read";
     /// A file fed in pieces (`LogFeed`) cannot be read as a whole.
-    UnreadableFile { reason: String },
+    UnreadableFile { reason: String } => 400, "unreadable_batch",
+        "a file fed in pieces (`LogFeed`) that cannot be read as a whole";
+    /// Bytes handed to `from_snapshot` are not a snapshot this build can read.
+    InvalidSnapshot { reason: String } => 400, "invalid_snapshot",
+        "bytes handed to `fromSnapshot` that are not a whole snapshot this build reads";
+    /// Invalid service configuration (constructor options).
+    InvalidConfig { reason: String } => 400, "invalid_config",
+        "constructor options that cannot be used (an empty key, an unknown endpoint in a restriction)";
     /// The batch exceeds a configured size limit.
-    BatchTooLarge { reason: String },
+    BatchTooLarge { reason: String } => 413, "payload_too_large",
+        "a body or batch over its size or entry limit";
     /// Accepting the batch would take the store past its memory budget; the batch
     /// was refused whole and the store is unchanged.
-    StoreFull {
-        needed: usize,
-        used: usize,
-        budget: usize,
-    },
-    /// Bytes handed to `from_snapshot` are not a snapshot this build can read.
-    InvalidSnapshot { reason: String },
-    /// Invalid service configuration (constructor options).
-    InvalidConfig { reason: String },
+    StoreFull { needed: usize, used: usize, budget: usize } => 413, "store_full",
+        "the store's memory budget would be passed: the batch is refused whole";
+    /// A fault inside the engine (a wasm trap); the instance was started again.
+    Internal => 500, "internal_error",
+        "a fault inside the engine; it was restarted, retry the request";
     /// A shard's answer (sharded deployment) cannot be combined with the others.
-    BadShardAnswer { reason: String },
+    BadShardAnswer { reason: String } => 502, "bad_shard_answer",
+        "a shard's answer could not be merged (never expected; a bug to report)";
+    /// A part of the deployment (a shard, the directory, the engine) did not answer.
+    Unavailable { reason: String } => 503, "unavailable",
+        "a part of the deployment did not answer or is restarting; retry";
+    /// The batch could not be written to durable storage and was not kept.
+    StorageUnavailable { reason: String } => 503, "storage_unavailable",
+        "a storage write failed: the batch was not kept; retry";
 }
 
 impl Error {
-    /// Stable code, part of the public contract (section 3): never rename one.
+    /// Stable code, part of the public contract: never rename one.
     pub fn code(&self) -> &'static str {
-        match self {
-            Error::MissingParameter { .. } => "missing_parameter",
-            Error::InvalidParameter { .. } => "invalid_parameter",
-            Error::MissingApiKey => "missing_api_key",
-            Error::InvalidApiKey => "invalid_api_key",
-            Error::Forbidden { .. } => "forbidden",
-            Error::EndpointNotFound { .. } | Error::NotOnManagementApi { .. } => {
-                "endpoint_not_found"
-            }
-            Error::NotFound { .. } => "not_found",
-            Error::UnknownStream { .. } => "unknown_stream",
-            Error::UnreadableBatch { .. } | Error::UnreadableFile { .. } => "unreadable_batch",
-            Error::BatchTooLarge { .. } => "payload_too_large",
-            Error::StoreFull { .. } => "store_full",
-            Error::InvalidSnapshot { .. } => "invalid_snapshot",
-            Error::InvalidConfig { .. } => "invalid_config",
-            Error::BadShardAnswer { .. } => "bad_shard_answer",
-        }
+        self.kind().code
     }
 
     /// HTTP status the edge worker answers with.
     pub fn status(&self) -> u16 {
-        match self {
-            Error::MissingParameter { .. }
-            | Error::InvalidParameter { .. }
-            | Error::UnknownStream { .. }
-            | Error::UnreadableBatch { .. }
-            | Error::UnreadableFile { .. }
-            | Error::InvalidSnapshot { .. }
-            | Error::InvalidConfig { .. } => 400,
-            Error::MissingApiKey | Error::InvalidApiKey => 401,
-            Error::Forbidden { .. } => 403,
-            Error::EndpointNotFound { .. }
-            | Error::NotOnManagementApi { .. }
-            | Error::NotFound { .. } => 404,
-            Error::BatchTooLarge { .. } | Error::StoreFull { .. } => 413,
-            Error::BadShardAnswer { .. } => 502,
-        }
+        self.kind().status
     }
 
     /// The parameter the error is about, when it is about one.
@@ -95,6 +140,33 @@ impl Error {
             Error::InvalidParameter { name, .. } => Some(name),
             _ => None,
         }
+    }
+
+    /// Seconds after which a retry may succeed (`Retry-After`), for the
+    /// statuses a log shipper retries on.
+    pub fn retry_after_seconds(&self) -> Option<u32> {
+        matches!(self.status(), 429 | 503).then_some(1)
+    }
+
+    /// The answer's headers beside `Content-Type`: `Allow` for 405,
+    /// `Retry-After` where a retry may succeed.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut headers = Vec::new();
+        if let Error::MethodNotAllowed { allowed, .. } = self {
+            let mut methods = allowed.to_vec();
+            methods.push("OPTIONS");
+            headers.push(("Allow", methods.join(", ")));
+        }
+        if let Some(seconds) = self.retry_after_seconds() {
+            headers.push(("Retry-After", seconds.to_string()));
+        }
+        headers
+    }
+
+    /// The answer's body: `{"error": {"code", "message"}}`.
+    pub fn body(&self) -> String {
+        serde_json::json!({ "error": { "code": self.code(), "message": self.to_string() } })
+            .to_string()
     }
 
     pub(crate) fn invalid(name: &str, reason: impl Into<String>) -> Self {
@@ -128,26 +200,127 @@ impl fmt::Display for Error {
                 "the Management API route has no endpoint `{name}`; it serves {served}"
             ),
             Error::NotFound { path } => write!(f, "no such path: {path}"),
+            Error::MethodNotAllowed { method, allowed } => write!(
+                f,
+                "method {method} is not allowed here; use {}",
+                allowed.join(" or ")
+            ),
             Error::UnknownStream { name } => write!(
                 f,
                 "unknown log stream `{name}`: expected edge_logs (cloudflare.logs.prod) or function_edge_logs (deno-relay-logs)"
             ),
             Error::UnreadableBatch { reason } => write!(f, "unreadable batch: {reason}"),
             Error::UnreadableFile { reason } => f.write_str(reason),
+            Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
+            Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
             Error::BatchTooLarge { reason } => write!(f, "batch too large: {reason}"),
             Error::StoreFull { needed, used, budget } => write!(
                 f,
                 "store full: the batch needs about {needed} bytes, the store holds {used} of its {budget}-byte budget (limits.maxStoreBytes); nothing from this batch was kept"
             ),
-            Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
-            Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
+            Error::Internal => write!(
+                f,
+                "internal error in the query engine; it was restarted, retry the request"
+            ),
             Error::BadShardAnswer { reason } => {
                 write!(f, "a shard's answer could not be combined: {reason}")
             }
+            Error::Unavailable { reason } => write!(f, "unavailable: {reason}; retry shortly"),
+            Error::StorageUnavailable { reason } => write!(
+                f,
+                "the batch could not be stored and was not kept; retry later ({reason})"
+            ),
         }
     }
 }
 
 impl std::error::Error for Error {}
 
+/// An error as another object reported it (a shard's answer): what the
+/// caller is told of a part that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorReport {
+    pub status: u16,
+    pub code: String,
+    pub message: String,
+}
+
+impl From<&Error> for ErrorReport {
+    fn from(error: &Error) -> ErrorReport {
+        ErrorReport {
+            status: error.status(),
+            code: error.code().to_owned(),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl ErrorReport {
+    /// What an object answered with `status` and an error `body`
+    /// (`{"error": {"code", "message"}}`), or, when the body is not one, that
+    /// it did not answer properly.
+    pub fn from_answer(status: u16, body: &str) -> ErrorReport {
+        #[derive(Deserialize)]
+        struct Wire {
+            error: Inner,
+        }
+        #[derive(Deserialize)]
+        struct Inner {
+            code: String,
+            message: String,
+        }
+        match serde_json::from_str::<Wire>(body) {
+            Ok(Wire { error }) => ErrorReport {
+                status,
+                code: error.code,
+                message: error.message,
+            },
+            Err(_) => ErrorReport::from(&Error::Unavailable {
+                reason: format!("it answered {status} without an error body"),
+            }),
+        }
+    }
+}
+
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_finds_its_row() {
+        let samples = [
+            (Error::MissingApiKey, 401, "missing_api_key"),
+            (Error::Internal, 500, "internal_error"),
+            (
+                Error::Unavailable { reason: "x".into() },
+                503,
+                "unavailable",
+            ),
+            (
+                Error::StoreFull {
+                    needed: 1,
+                    used: 2,
+                    budget: 3,
+                },
+                413,
+                "store_full",
+            ),
+        ];
+        for (error, status, code) in samples {
+            assert_eq!((error.status(), error.code()), (status, code));
+        }
+        let codes: Vec<&str> = Error::TABLE.iter().map(|k| k.code).collect();
+        assert!(codes.contains(&"method_not_allowed") && codes.contains(&"storage_unavailable"));
+        let refused = Error::MethodNotAllowed {
+            method: "PUT".into(),
+            allowed: &["POST"],
+        };
+        assert_eq!(refused.headers(), [("Allow", "POST, OPTIONS".to_owned())]);
+        assert_eq!(
+            Error::Unavailable { reason: "x".into() }.headers(),
+            [("Retry-After", "1".to_owned())]
+        );
+    }
+}

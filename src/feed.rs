@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::ingest::{is_blank, RejectReason, Stream};
+use crate::ingest::{is_blank, IngestReport, Stream};
 use crate::json;
 use crate::service::LogEndpoints;
 
@@ -43,14 +43,14 @@ pub fn detect_stream(entry: &[u8]) -> Stream {
     }
 }
 
-/// What a finished feed says.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// What a finished feed says: how many entries the input held, and what
+/// became of them (rejections by their 0-based place in the whole input, the
+/// first few listed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FeedReport {
     pub entries: usize,
-    pub accepted: usize,
-    pub rejected: usize,
-    /// The first few rejections, as `"<source>: entry <n>: <reason>"`.
-    pub reasons: Vec<String>,
+    #[serde(flatten)]
+    pub report: IngestReport,
 }
 
 /// How the input is framed, once its first non-blank byte is seen.
@@ -72,7 +72,7 @@ struct Pending {
     numbers: Vec<usize>,
 }
 
-pub struct Feeder {
+pub struct LogFeed {
     forced: Option<Stream>,
     source: String,
     batch_bytes: usize,
@@ -84,10 +84,10 @@ pub struct Feeder {
     report: FeedReport,
 }
 
-impl Feeder {
+impl LogFeed {
     /// `stream`: put every entry in this stream instead of detecting it.
-    pub fn new(stream: Option<&str>, source: &str, batch_bytes: usize) -> Result<Feeder> {
-        Ok(Feeder {
+    pub fn new(stream: Option<&str>, source: &str, batch_bytes: usize) -> Result<LogFeed> {
+        Ok(LogFeed {
             forced: stream.map(Stream::from_name).transpose()?,
             source: source.to_owned(),
             batch_bytes: batch_bytes.max(1),
@@ -95,7 +95,10 @@ impl Feeder {
             arrays: false,
             carry: Vec::new(),
             pending: [Pending::default(), Pending::default()],
-            report: FeedReport::default(),
+            report: FeedReport {
+                entries: 0,
+                report: IngestReport::new(REPORTED_REASONS),
+            },
         })
     }
 
@@ -106,7 +109,7 @@ impl Feeder {
 
     /// Entries accepted so far.
     pub fn accepted(&self) -> usize {
-        self.report.accepted
+        self.report.report.accepted
     }
 
     /// Adds the next piece of input (any split, even inside a line or a character).
@@ -284,24 +287,22 @@ impl Feeder {
             },
             other => other,
         })?;
-        self.report.accepted += report.accepted;
-        self.report.rejected += report.rejected_total;
+        let total = &mut self.report.report;
+        total.accepted += report.accepted;
+        total.newest_timestamp = total.newest_timestamp.max(report.newest_timestamp);
+        let unlisted = report.rejected_total - report.rejected.len();
         for rejection in report.rejected {
-            if self.report.reasons.len() >= REPORTED_REASONS {
-                break;
-            }
             let number = pending.numbers.get(rejection.index).copied().unwrap_or(0);
-            // The input's entry number replaces the batch's line number.
-            let reason = match rejection.reason {
-                RejectReason::NotJson { detail, .. } => {
-                    RejectReason::NotJson { line: None, detail }
-                }
-                other => other,
-            };
-            self.report
-                .reasons
-                .push(format!("{}: entry {number}: {reason}", self.source));
+            // A pending batch has one entry per line, so a syntax error names
+            // the batch's line; the entry's place in the input replaces it.
+            let line = format!("line {}: ", rejection.index + 1);
+            let reason = rejection
+                .reason
+                .strip_prefix(&line)
+                .unwrap_or(&rejection.reason);
+            total.reject(number.saturating_sub(1), reason);
         }
+        total.rejected_total += unlisted;
         Ok(())
     }
 }
@@ -359,7 +360,7 @@ mod tests {
 
     fn feed_in_pieces(input: &str, piece: usize, batch_bytes: usize) -> (FeedReport, LogEndpoints) {
         let mut svc = service();
-        let mut feeder = Feeder::new(None, "in.ndjson", batch_bytes).unwrap();
+        let mut feeder = LogFeed::new(None, "in.ndjson", batch_bytes).unwrap();
         for chunk in input.as_bytes().chunks(piece) {
             feeder.push(&mut svc, chunk).unwrap();
         }
@@ -374,11 +375,20 @@ mod tests {
             for batch_bytes in [1, 100, 1 << 20] {
                 let (report, svc) = feed_in_pieces(&ndjson, piece, batch_bytes);
                 assert_eq!(
-                    (report.entries, report.accepted, report.rejected),
+                    (
+                        report.entries,
+                        report.report.accepted,
+                        report.report.rejected_total
+                    ),
                     (4, 3, 1)
                 );
-                assert_eq!(report.reasons.len(), 1);
-                assert!(report.reasons[0].starts_with("in.ndjson: entry 3: not valid JSON"));
+                assert_eq!(report.report.rejected.len(), 1);
+                let rejection = &report.report.rejected[0];
+                assert_eq!(rejection.index, 2);
+                assert!(
+                    rejection.reason.starts_with("not valid JSON"),
+                    "{rejection:?}"
+                );
                 assert_eq!(
                     (svc.stats().edge_entries, svc.stats().function_rows),
                     (2, 1)
@@ -386,10 +396,16 @@ mod tests {
 
                 let (report, svc) = feed_in_pieces(&array, piece, batch_bytes);
                 assert_eq!(
-                    (report.entries, report.accepted, report.rejected),
+                    (
+                        report.entries,
+                        report.report.accepted,
+                        report.report.rejected_total
+                    ),
                     (3, 2, 1)
                 );
-                assert!(report.reasons[0].contains("entry 3: entry is not a JSON object"));
+                let rejection = &report.report.rejected[0];
+                assert_eq!(rejection.index, 2);
+                assert_eq!(rejection.reason, "entry is not a JSON object");
                 assert_eq!(
                     (svc.stats().edge_entries, svc.stats().function_rows),
                     (1, 1)
@@ -413,11 +429,19 @@ mod tests {
         for piece in [1, 7, 4096] {
             let (report, svc) = feed_in_pieces(csv, piece, 64);
             assert_eq!(
-                (report.entries, report.accepted, report.rejected),
+                (
+                    report.entries,
+                    report.report.accepted,
+                    report.report.rejected_total
+                ),
                 (3, 2, 1),
                 "{report:?}"
             );
-            assert!(report.reasons[0].contains("entry 3: missing `timestamp`"));
+            let rejection = &report.report.rejected[0];
+            assert_eq!(
+                (rejection.index, rejection.reason.as_str()),
+                (2, "missing `timestamp`")
+            );
             assert_eq!(
                 (svc.stats().edge_entries, svc.stats().function_rows),
                 (1, 1)
@@ -427,7 +451,7 @@ mod tests {
         let exact = "id,timestamp,event_message,project,metadata\n\
             e9,1795177796000000,{not json,p,\"[{\"\"z\"\":1.50,\"\"a\"\":[]}]\"\n";
         let (report, mut svc) = feed_in_pieces(exact, 3, 64);
-        assert_eq!(report.accepted, 1, "{report:?}");
+        assert_eq!(report.report.accepted, 1, "{report:?}");
         let params = Params::from_pairs([("project", "p"), ("project_tier", "FREE")]).unwrap();
         let body = svc
             .query("logs.all", &params, Some("k"), 1_795_177_797_000_000)
@@ -445,13 +469,13 @@ mod tests {
     #[test]
     fn a_broken_array_is_an_error() {
         let mut svc = service();
-        let mut feeder = Feeder::new(None, "x.json", 100).unwrap();
+        let mut feeder = LogFeed::new(None, "x.json", 100).unwrap();
         feeder.push(&mut svc, b"[{\"id\": 1,").unwrap();
         let error = feeder.finish(&mut svc).unwrap_err();
         assert_eq!(error.code(), "unreadable_batch");
         assert!(error
             .to_string()
             .contains("x.json is not a valid JSON array"));
-        assert!(Feeder::new(Some("postgres_logs"), "x", 1).is_err());
+        assert!(LogFeed::new(Some("postgres_logs"), "x", 1).is_err());
     }
 }

@@ -8,10 +8,11 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorReport, Result};
+use crate::limits::Limits;
 use crate::timestamp::{self, Micros};
 
 /// The two log streams the endpoints read (contract section 1).
@@ -40,11 +41,125 @@ impl Stream {
     }
 }
 
-/// An entry that was not kept, with its 0-based position in the batch.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// An entry that was not kept: its 0-based position in the batch (or file) and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rejection {
     pub index: usize,
-    pub reason: RejectReason,
+    pub reason: String,
+}
+
+/// What became of a batch's entries: how many were kept, and those that were
+/// not, listed up to a cap and all counted. One type for a store's ingest, a
+/// split batch, the shards' parts combined, and a file fed in pieces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestReport {
+    pub accepted: usize,
+    pub rejected: Vec<Rejection>,
+    pub rejected_total: usize,
+    /// Newest timestamp among the accepted entries (µs), `None` when none were.
+    #[serde(default)]
+    pub newest_timestamp: Option<Micros>,
+    /// Entries not kept because the store that was to keep them failed (by
+    /// the batch's indexes): resend just these. Absent when every entry was
+    /// kept or refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_kept: Option<Vec<usize>>,
+    /// Why they were not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorReport>,
+    /// How many rejections are listed (all are counted).
+    #[serde(skip, default = "no_cap")]
+    cap: usize,
+}
+
+fn no_cap() -> usize {
+    usize::MAX
+}
+
+impl IngestReport {
+    /// An empty report listing at most `cap` rejections.
+    pub fn new(cap: usize) -> IngestReport {
+        IngestReport {
+            accepted: 0,
+            rejected: Vec::new(),
+            rejected_total: 0,
+            newest_timestamp: None,
+            not_kept: None,
+            error: None,
+            cap,
+        }
+    }
+
+    /// The same report listing at most `cap` rejections (a report read back
+    /// from another object lists all it has).
+    pub fn capped(mut self, cap: usize) -> IngestReport {
+        self.cap = cap;
+        self
+    }
+
+    /// Counts a rejection, and lists it while under the cap.
+    pub fn reject(&mut self, index: usize, reason: impl fmt::Display) {
+        self.rejected_total += 1;
+        if self.rejected.len() < self.cap {
+            self.rejected.push(Rejection {
+                index,
+                reason: reason.to_string(),
+            });
+        }
+    }
+
+    /// The listed rejections kept to the cap, in index order, once each.
+    pub(crate) fn tidy(&mut self) {
+        self.rejected.sort_by_key(|r| r.index);
+        self.rejected.dedup_by_key(|r| r.index);
+        self.rejected.truncate(self.cap);
+    }
+
+    /// The HTTP status of the answer: 200 unless entries were not kept, then
+    /// one a client retries on: 503 when nothing was kept, else 502.
+    pub fn status(&self) -> u16 {
+        match (
+            self.not_kept.as_ref().is_some_and(|n| !n.is_empty()),
+            self.accepted,
+        ) {
+            (false, _) => 200,
+            (true, 0) => 503,
+            (true, _) => 502,
+        }
+    }
+
+    /// The answer's headers: `Retry-After` when entries were not kept.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        if self.status() == 200 {
+            Vec::new()
+        } else {
+            vec![("Retry-After", "1".to_owned())]
+        }
+    }
+
+    /// The answer's body: the report without `newestTimestamp` (a store's own business).
+    pub fn body(&self) -> String {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire<'a> {
+            accepted: usize,
+            rejected: &'a [Rejection],
+            rejected_total: usize,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            not_kept: Option<&'a Vec<usize>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a ErrorReport>,
+        }
+        serde_json::to_string(&Wire {
+            accepted: self.accepted,
+            rejected: &self.rejected,
+            rejected_total: self.rejected_total,
+            not_kept: self.not_kept.as_ref(),
+            error: self.error.as_ref(),
+        })
+        .unwrap_or_default()
+    }
 }
 
 /// Why one entry of a batch was not kept. Shown to callers as its message.
@@ -116,15 +231,6 @@ impl fmt::Display for RejectReason {
                 write!(f, "unreadable `metadata` ({detail})")
             }
         }
-    }
-}
-
-impl serde::Serialize for RejectReason {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
     }
 }
 
@@ -227,6 +333,35 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
             line: Some(line_no + 1),
         })
         .collect())
+}
+
+/// A batch's stream and its entries as framed, once the batch as a whole passes
+/// the limits (size, entry count): what ingesting and splitting by project share.
+pub(crate) fn frame_batch<'a>(
+    stream_name: &str,
+    batch: &'a [u8],
+    limits: &Limits,
+) -> Result<(Stream, Vec<Framed<'a>>)> {
+    let stream = Stream::from_name(stream_name)?;
+    let too_large = |what: String| Error::BatchTooLarge {
+        reason: format!("{what}; split it into smaller batches"),
+    };
+    if batch.len() > limits.max_batch_bytes {
+        return Err(too_large(format!(
+            "{} bytes, more than the limit of {} bytes",
+            batch.len(),
+            limits.max_batch_bytes
+        )));
+    }
+    let entries = split_entries(batch)?;
+    if entries.len() > limits.max_batch_entries {
+        return Err(too_large(format!(
+            "{} entries, more than the limit of {}",
+            entries.len(),
+            limits.max_batch_entries
+        )));
+    }
+    Ok((stream, entries))
 }
 
 /// Whether an NDJSON line holds no entry (only white space): one rule for

@@ -3,47 +3,64 @@
 //! Management API `usage.api-requests-count` and `functions.combined-stats`)
 //! over log batches held in memory.
 //!
-//! Everything but `binding` is plain Rust with no JavaScript types; `binding`
-//! is the one place where JS values come in and results and errors go out.
+//! Modules are listed in layer order: each one uses only modules listed
+//! before it (`tests/native/layers.rs` checks this). Everything but `binding`
+//! is plain Rust with no JavaScript types; `binding` is the one place where JS
+//! values come in and results and errors go out.
 
-mod auth;
-mod cache;
-mod endpoints;
+// Basics: time, errors, JSON writing, request parameters and paths.
 mod error;
-mod feed;
-mod ingest;
 mod json;
 mod params;
 mod routes;
-mod service;
-mod shard;
+pub mod timestamp;
+// Data: limits, reading batches, the columnar store and its snapshots.
+mod ingest;
+mod limits;
 mod snapshot;
+mod store;
+// What endpoints declare for a sharded deployment (where rows are, how answers merge).
+mod reach;
+// The endpoints, one module each.
+mod endpoints;
+// Who may call, and answers (cached or not).
+mod auth;
+mod cache;
+mod http;
+// The sharded deployment's rules.
+mod shard;
+// The service that ties them together, and files fed to it in pieces.
+mod feed;
+mod service;
+// The JavaScript boundary.
+#[cfg(target_arch = "wasm32")]
+mod binding;
+
 /// For the fuzz target: a payload under a right snapshot header.
 #[doc(hidden)]
 pub use snapshot::{seal as seal_snapshot_payload, HEADER_BYTES as SNAPSHOT_HEADER_BYTES};
-mod store;
-pub mod timestamp;
 
-#[cfg(target_arch = "wasm32")]
-mod binding;
 #[cfg(target_arch = "wasm32")]
 pub use binding::JsLogEndpoints;
 
 pub use auth::{ApiKey, Purpose};
-pub use cache::CacheStatus;
+pub use cache::{CacheStatus, QueryAnswer};
 pub use endpoints::{
     registry, ApiCountsInterval, EndpointInfo, EndpointKind, EndpointSpec, Parameter, ProjectTier,
     StatsInterval, LONGEST_RETENTION, MAX_ROWS,
 };
-pub use error::{Error, Result};
-pub use feed::{detect_stream, FeedReport, Feeder, DEFAULT_BATCH_BYTES};
-pub use ingest::{RejectReason, Rejection, Stream};
+pub use error::{Error, ErrorKind, ErrorReport, Result};
+pub use feed::{detect_stream, FeedReport, LogFeed, DEFAULT_BATCH_BYTES};
+pub use http::{
+    body_decoding, body_too_large, post_params, presented_key, HttpAnswer, HttpRequest,
+    MAX_PARAMS_BODY_BYTES,
+};
+pub use ingest::{IngestReport, RejectReason, Rejection, Stream};
+pub use limits::{Limits, REGEX_SIZE_LIMIT};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use routes::Route;
-pub use service::{
-    Catalog, Config, IngestReport, Limits, LogEndpoints, QueryOutput, StoreStats, WarmReport,
-};
+pub use service::{Catalog, Config, LogEndpoints, StoreStats, WarmReport};
 pub use shard::{
-    day_of, shard_name, split_by_shard, Added, BatchSplit, CombinedReport, Directory,
-    IngestOutcome, PartError, PartOutcome, PartReport, QueryPlan, ReportedRejection, ShardPart,
+    day_of, shard_name, split_by_shard, Added, BatchSplit, PartAnswer, PartOutcome, QueryPlan,
+    Retention, ShardDirectory, ShardPart, ShardQuery,
 };

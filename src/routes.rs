@@ -50,6 +50,17 @@ impl Route {
         }
     }
 
+    /// 405 unless the route takes `method` (every route takes OPTIONS, the CORS preflight).
+    pub fn check_method(&self, method: &str) -> Result<()> {
+        if method == "OPTIONS" || self.methods().contains(&method) {
+            return Ok(());
+        }
+        Err(Error::MethodNotAllowed {
+            method: method.chars().take(20).collect(),
+            allowed: self.methods(),
+        })
+    }
+
     /// The HTTP methods the route takes (besides OPTIONS).
     pub fn methods(&self) -> &'static [&'static str] {
         match self {

@@ -4,108 +4,24 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::auth::{ApiKey, KeyRing, Purpose};
-use crate::cache::{CacheStatus, ResultCache};
+use crate::cache::{QueryAnswer, ResultCache};
 use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, Result};
-use crate::ingest::{self, RejectReason, Rejection, Stream};
+use crate::ingest::{self, frame_batch, IngestReport, Stream};
+use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
-use crate::shard::{BatchSplit, CombinedReport, IngestOutcome, QueryPlan};
+use crate::shard::{BatchSplit, PartOutcome, QueryPlan, ShardQuery};
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
-
-/// Limits that protect the instance; every one has a safe default. Read from
-/// JS options as camelCase names (`maxBatchBytes`, …); absent ones keep it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-pub struct Limits {
-    /// Largest batch accepted by one `ingest` call, in bytes.
-    pub max_batch_bytes: usize,
-    /// Most entries accepted by one `ingest` call.
-    pub max_batch_entries: usize,
-    /// How many rejections are reported in detail (all are counted).
-    pub max_reported_rejections: usize,
-    /// Memory budget of the store (`stats().storeBytes`). A batch that would take
-    /// the store past it is refused whole (413 `store_full`); nothing is evicted,
-    /// so what was accepted is never lost behind the caller's back.
-    pub max_store_bytes: usize,
-    /// Longest accepted query parameter value, in bytes (at most 64 KiB).
-    pub max_param_bytes: usize,
-    /// Compiled-size limit of a usage.api-counts `project` regular expression.
-    pub max_regex_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_batch_bytes: 512 << 20,
-            max_batch_entries: 2_000_000,
-            max_reported_rejections: 1000,
-            max_store_bytes: 1 << 30,
-            max_param_bytes: 4096,
-            max_regex_bytes: crate::endpoints::REGEX_SIZE_LIMIT,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     pub api_keys: Vec<ApiKey>,
     pub limits: Limits,
-}
-
-/// What `ingest` answers: `{accepted, rejected:[{index, reason}]}` (plus the total
-/// number rejected, in case the detailed list was cut at `max_reported_rejections`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IngestReport {
-    pub accepted: usize,
-    pub rejected: Vec<Rejection>,
-    pub rejected_total: usize,
-    /// Newest timestamp among the accepted entries (µs), `None` when none were.
-    pub newest_timestamp: Option<Micros>,
-}
-
-/// A batch's stream and its entries as framed, once the batch as a whole passes
-/// the limits (size, entry count): what ingesting and splitting by project share.
-pub(crate) fn frame_batch<'a>(
-    stream_name: &str,
-    batch: &'a [u8],
-    limits: &Limits,
-) -> Result<(Stream, Vec<ingest::Framed<'a>>)> {
-    let stream = Stream::from_name(stream_name)?;
-    let too_large = |what: String| Error::BatchTooLarge {
-        reason: format!("{what}; split it into smaller batches"),
-    };
-    if batch.len() > limits.max_batch_bytes {
-        return Err(too_large(format!(
-            "{} bytes, more than the limit of {} bytes",
-            batch.len(),
-            limits.max_batch_bytes
-        )));
-    }
-    let entries = ingest::split_entries(batch)?;
-    if entries.len() > limits.max_batch_entries {
-        return Err(too_large(format!(
-            "{} entries, more than the limit of {}",
-            entries.len(),
-            limits.max_batch_entries
-        )));
-    }
-    Ok((stream, entries))
-}
-
-/// A successful query: the JSON body and, for cached endpoints, the cache status.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueryOutput {
-    pub body: Arc<str>,
-    pub cache: Option<CacheStatus>,
-    /// What the caller should know about how the call was read (e.g. `sql`
-    /// ignored); the worker sends it as `X-Endpoint-Warning`.
-    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -181,6 +97,11 @@ impl LogEndpoints {
         crate::snapshot::write(&self.store)
     }
 
+    /// Whether bytes begin as a snapshot does (a saved analysis, not a log file).
+    pub fn is_snapshot(bytes: &[u8]) -> bool {
+        crate::snapshot::has_magic(bytes)
+    }
+
     /// A service holding the store a snapshot holds, with `config`'s keys and
     /// limits: 400 `invalid_snapshot` for bytes that are not a whole snapshot,
     /// 413 `store_full` when the store is larger than `max_store_bytes`.
@@ -213,10 +134,10 @@ impl LogEndpoints {
         crate::shard::split_by_shard(stream_name, batch, &self.limits)
     }
 
-    /// The batch's report from what each shard did with its part (see
-    /// `shard::combine_ingest`), listing at most this store's reported rejections.
-    pub fn combine_ingest(&self, outcome: IngestOutcome) -> CombinedReport {
-        crate::shard::combine_ingest(outcome, self.limits.max_reported_rejections)
+    /// The batch's report from its split's refusals and what each shard did
+    /// with its part (see `shard::combine_ingest`).
+    pub fn combine_ingest(&self, split: IngestReport, parts: Vec<PartOutcome>) -> IngestReport {
+        crate::shard::combine_ingest(split.capped(self.limits.max_reported_rejections), parts)
     }
 
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
@@ -224,21 +145,14 @@ impl LogEndpoints {
     /// batch as a whole is refused, none are.
     pub fn ingest(&mut self, stream_name: &str, batch: &[u8]) -> Result<IngestReport> {
         let (stream, entries) = frame_batch(stream_name, batch, &self.limits)?;
-        let mut rejected = Vec::new();
-        let mut rejected_total = 0;
-        let mut reject = |index: usize, reason: RejectReason| {
-            rejected_total += 1;
-            if rejected.len() < self.limits.max_reported_rejections {
-                rejected.push(Rejection { index, reason });
-            }
-        };
-        let (accepted, newest) = match stream {
+        let mut report = IngestReport::new(self.limits.max_reported_rejections);
+        match stream {
             Stream::Edge => {
                 let mut staged = Vec::with_capacity(entries.len());
                 for (index, entry) in entries.iter().enumerate() {
                     match entry.text.clone().and_then(ingest::read_edge) {
                         Ok(edge) => staged.push(edge),
-                        Err(reason) => reject(index, entry.reason(reason)),
+                        Err(reason) => report.reject(index, entry.reason(reason)),
                     }
                 }
                 self.check_budget(|names| {
@@ -251,11 +165,11 @@ impl LogEndpoints {
                     });
                 }
                 self.store.edge.append(&staged);
-                (staged.len(), staged.iter().map(|e| e.timestamp).max())
+                report.accepted = staged.len();
+                report.newest_timestamp = staged.iter().map(|e| e.timestamp).max();
             }
             Stream::Function => {
                 let mut rows = Vec::with_capacity(entries.len());
-                let mut accepted = 0;
                 for (index, entry) in entries.iter().enumerate() {
                     let before = rows.len();
                     match entry
@@ -263,10 +177,10 @@ impl LogEndpoints {
                         .clone()
                         .and_then(|raw| ingest::read_function(raw, &mut rows))
                     {
-                        Ok(()) => accepted += 1,
+                        Ok(()) => report.accepted += 1,
                         Err(reason) => {
                             rows.truncate(before);
-                            reject(index, entry.reason(reason));
+                            report.reject(index, entry.reason(reason));
                         }
                     }
                 }
@@ -275,15 +189,10 @@ impl LogEndpoints {
                         + self.store.functions.heap_bytes_after(&rows, names)
                 })?;
                 self.store.functions.append(&rows);
-                (accepted, rows.iter().map(|r| r.timestamp).max())
+                report.newest_timestamp = rows.iter().map(|r| r.timestamp).max();
             }
-        };
-        Ok(IngestReport {
-            accepted,
-            rejected,
-            rejected_total,
-            newest_timestamp: newest,
-        })
+        }
+        Ok(report)
     }
 
     /// Refuses a batch whose append would take `stats().store_bytes` past the
@@ -315,7 +224,7 @@ impl LogEndpoints {
         params: &Params,
         api_key: Option<&str>,
         now: Micros,
-    ) -> Result<QueryOutput> {
+    ) -> Result<QueryAnswer> {
         self.run_call(
             api_key,
             now,
@@ -334,7 +243,7 @@ impl LogEndpoints {
         params: &Params,
         api_key: Option<&str>,
         now: Micros,
-    ) -> Result<QueryOutput> {
+    ) -> Result<QueryAnswer> {
         self.run_call(
             api_key,
             now,
@@ -352,35 +261,59 @@ impl LogEndpoints {
         params: &Params,
         api_key: Option<&str>,
         now: Micros,
-    ) -> Result<QueryOutput> {
+    ) -> Result<QueryAnswer> {
         let (query, warning) = self.validate_path(path, params, api_key)?;
         self.execute(query, warning, now)
     }
 
     /// What a sharded deployment does for the call a path asks for: the call
     /// is checked exactly as `query_path` checks it (key, endpoint, parameters,
-    /// restrictions), so a refused call never reaches a shard; then which
-    /// shards to ask (see `shard::QueryPlan`).
-    pub fn plan_path(
+    /// restrictions), so a refused call never reaches a shard; its plan says
+    /// which shards can hold its rows (see `shard::ShardQuery`).
+    pub fn shard_query(
+        &self,
+        path: &str,
+        params: &Params,
+        api_key: Option<&str>,
+        now: Micros,
+    ) -> Result<ShardQuery> {
+        let (query, warning) = self.validate_path(path, params, api_key)?;
+        let kind = query.kind();
+        let plan = QueryPlan::new(
+            kind.name(),
+            query.reach(now)?,
+            kind.merge(),
+            warning.clone(),
+        );
+        Ok(ShardQuery::new(query, warning, now, plan, kind.merge()))
+    }
+
+    /// The plan of `shard_query`.
+    pub fn plan_query(
         &self,
         path: &str,
         params: &Params,
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryPlan> {
-        let (query, warning) = self.validate_path(path, params, api_key)?;
-        let kind = query.kind();
-        Ok(QueryPlan::new(
-            kind.name(),
-            query.reach(now)?,
-            kind.merge(),
-            warning,
-        ))
+        Ok(self.shard_query(path, params, api_key, now)?.plan().clone())
+    }
+
+    /// The answer of a call across shards: the shards' answers merged, or,
+    /// when no shard could hold a row of it, this store's own (a store
+    /// without entries answers an unknown project).
+    pub fn answer_shard_query(&mut self, query: &ShardQuery) -> Result<QueryAnswer> {
+        if let Some(merged) = query.merged() {
+            return merged;
+        }
+        let mut answer = self.execute(query.query.clone(), query.warning.clone(), query.now)?;
+        answer.shards = Some(0);
+        Ok(answer)
     }
 
     /// The answer one store would give, from the answers of the shards a plan
     /// for `endpoint` asked (at least one).
-    pub fn merge_answers(endpoint: &str, parts: &[QueryOutput]) -> Result<QueryOutput> {
+    pub fn merge_answers(endpoint: &str, parts: &[QueryAnswer]) -> Result<QueryAnswer> {
         crate::shard::merge_answers(EndpointKind::resolve(endpoint)?.merge(), parts)
     }
 
@@ -419,7 +352,7 @@ impl LogEndpoints {
         params: &Params,
         resolve: impl FnOnce() -> Result<EndpointKind>,
         parse: impl FnOnce(EndpointKind, &Limits) -> Result<Query>,
-    ) -> Result<QueryOutput> {
+    ) -> Result<QueryAnswer> {
         let (query, warning) = self.validate(api_key, params, resolve, parse)?;
         self.execute(query, warning, now)
     }
@@ -456,21 +389,13 @@ impl LogEndpoints {
         query: Query,
         warning: Option<String>,
         now: Micros,
-    ) -> Result<QueryOutput> {
+    ) -> Result<QueryAnswer> {
         if let Some((body, status)) = self.cache.get(&query, now) {
-            return Ok(QueryOutput {
-                body,
-                cache: Some(status),
-                warning,
-            });
+            return Ok(QueryAnswer::new(body, Some(status), warning));
         }
         let body: Arc<str> = query.run(&self.store, now)?.into();
         let cache = self.cache.put(&query, body.clone(), now);
-        Ok(QueryOutput {
-            body,
-            cache,
-            warning,
-        })
+        Ok(QueryAnswer::new(body, cache, warning))
     }
 
     /// Re-computes cached results that are still in use and due for warming.

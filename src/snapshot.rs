@@ -28,6 +28,11 @@ fn checksum(payload: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(payload)
 }
 
+/// Whether `bytes` begin as a snapshot does.
+pub fn has_magic(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
 /// `payload` under a right header: how `write` seals its payload (and what the
 /// fuzz target uses to put the structural checks to work).
 pub fn seal(payload: &[u8]) -> Vec<u8> {

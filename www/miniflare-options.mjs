@@ -1,26 +1,33 @@
-// Miniflare options for running www/worker.js on workerd, shared by the local
-// dev server (www/dev.mjs) and the end-to-end tests. Mirrors wrangler.jsonc.
+// Miniflare options for running the edge worker on workerd, shared by the
+// local dev server (www/dev.mjs), the end-to-end tests and the benchmarks.
+// Mirrors wrangler.jsonc.
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
-/** @param {{ persistDir?: string, bindings?: Record<string, string>, port?: number }} options */
-export function workerOptions({ persistDir, bindings = {}, port } = {}) {
+/** The worker's modules: its entry first, then the edge/ files and the wasm package. */
+export function workerModules(entry = "www/worker.js") {
+  return [
+    { type: "ESModule", path: path.join(ROOT, entry) },
+    ...["front", "shard", "directory", "http", "engine"].map((name) => ({ type: "ESModule", path: path.join(ROOT, `www/edge/${name}.js`) })),
+    { type: "ESModule", path: path.join(ROOT, "pkg/log_endpoints.js") },
+    { type: "CompiledWasm", path: path.join(ROOT, "pkg/log_endpoints_bg.wasm") },
+  ];
+}
+
+/** @param {{ persistDir?: string, bindings?: Record<string, string>, port?: number, host?: string, entry?: string }} options */
+export function workerOptions({ persistDir, bindings = {}, port, host = "127.0.0.1", entry } = {}) {
   return {
-    modules: [
-      { type: "ESModule", path: path.join(ROOT, "www/worker.js") },
-      { type: "ESModule", path: path.join(ROOT, "pkg/log_endpoints.js") },
-      { type: "CompiledWasm", path: path.join(ROOT, "pkg/log_endpoints_bg.wasm") },
-    ],
+    modules: workerModules(entry),
     modulesRoot: ROOT,
     compatibilityDate: "2026-07-30",
     durableObjects: {
-      LOG_STORE: { className: "LogStore", useSQLite: true },
-      DIRECTORY: { className: "Directory", useSQLite: true },
+      SHARD: { className: "ShardObject", useSQLite: true },
+      DIRECTORY: { className: "DirectoryObject", useSQLite: true },
     },
     durableObjectsPersist: persistDir ?? false,
     bindings,
-    ...(port === undefined ? {} : { host: "127.0.0.1", port }),
+    ...(port === undefined ? {} : { host, port }),
   };
 }

@@ -15,14 +15,11 @@ use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROW
 use super::Endpoint;
 use crate::error::{Error, Result};
 use crate::ingest::area;
+use crate::limits::Limits;
 use crate::params::Params;
-use crate::service::Limits;
-use crate::shard::{Merge, Projects, Reach};
+use crate::reach::{Merge, Projects, Reach};
 use crate::store::{lower_bound, EdgeTable, Interner, Store, Sym, UrlTrigrams, NONE};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
-
-/// Default compiled-size limit of a `project` pattern (`Limits::max_regex_bytes`).
-pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 named_values! {
     /// The `interval` parameter: window and bucket width. The first three are
@@ -69,20 +66,46 @@ pub(crate) struct ApiCounts;
 /// What a Management API call without `interval` gets: the last 24 hours by hour.
 const MANAGEMENT_DEFAULT_INTERVAL: &str = "1day";
 
+/// Which requests a call counts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Selection {
+    /// Requests of any entry whose URL matches `project` as a pattern (the reference).
+    UrlPattern,
+    /// Requests whose URL matches the pattern, of this project's own entries only
+    /// (a project-restricted key: another project's URL may contain the ref).
+    UrlPatternWithin(String),
+    /// Every request of `project`'s own entries (the Management API's path,
+    /// whose ref appears in no URL when self-hosted).
+    ProjectEntries,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ApiCountsQuery {
+    /// The pattern, or for `ProjectEntries` the project ref.
     project: String,
-    /// Whether `project` is a pattern over request URLs (the reference), or a
-    /// project ref that selects the entries of that project (the Management
-    /// API's path); then every request of those entries counts.
-    match_urls: bool,
+    selection: Selection,
     interval: ApiCountsInterval,
     /// Compiled-size limit of the `project` pattern (`Limits::max_regex_bytes`).
     regex_limit: usize,
-    /// Set for project-restricted keys: only entries of this project count,
-    /// whatever else the pattern matches (another project's URL may contain
-    /// this project's ref in its path).
-    entry_project: Option<String>,
+}
+
+impl ApiCountsQuery {
+    /// The compiled pattern, when requests are matched by URL.
+    fn pattern(&self) -> Result<Option<UrlPattern>> {
+        match self.selection {
+            Selection::ProjectEntries => Ok(None),
+            _ => UrlPattern::new(&self.project, self.regex_limit).map(Some),
+        }
+    }
+
+    /// The project whose own entries alone count, if one does.
+    fn entry_project(&self) -> Option<&str> {
+        match &self.selection {
+            Selection::UrlPattern => None,
+            Selection::UrlPatternWithin(project) => Some(project),
+            Selection::ProjectEntries => Some(&self.project),
+        }
+    }
 }
 
 /// One bucket of the answer; a count is 0 when no request of its area matched.
@@ -119,10 +142,9 @@ impl Endpoint for ApiCounts {
     fn parse(params: &Params, limits: &Limits) -> Result<ApiCountsQuery> {
         Ok(ApiCountsQuery {
             project: required(params, "project")?.to_owned(),
-            match_urls: true,
+            selection: Selection::UrlPattern,
             interval: ApiCountsInterval::parse(required(params, "interval")?)?,
             regex_limit: limits.max_regex_bytes,
-            entry_project: None,
         })
     }
 
@@ -138,10 +160,9 @@ impl Endpoint for ApiCounts {
             .unwrap_or(MANAGEMENT_DEFAULT_INTERVAL);
         Ok(ApiCountsQuery {
             project: project_ref.to_owned(),
-            match_urls: false,
+            selection: Selection::ProjectEntries,
             interval: ApiCountsInterval::parse(interval)?,
             regex_limit: limits.max_regex_bytes,
-            entry_project: Some(project_ref.to_owned()),
         })
     }
 
@@ -150,7 +171,9 @@ impl Endpoint for ApiCounts {
     }
 
     fn restrict_to_project(query: &mut ApiCountsQuery) {
-        query.entry_project = Some(query.project.clone());
+        if query.selection == Selection::UrlPattern {
+            query.selection = Selection::UrlPatternWithin(query.project.clone());
+        }
     }
 
     const MERGE: Merge = Merge::AddByKey { key: "timestamp" };
@@ -158,13 +181,12 @@ impl Endpoint for ApiCounts {
     /// A pattern reaches every project whose URLs may hold the literals it
     /// requires; a project restriction or the Management API's ref, one project.
     fn reach(query: &ApiCountsQuery, now: Micros) -> Result<Reach> {
-        let projects = match (&query.entry_project, query.match_urls) {
-            (Some(project), _) => Projects::One(project.clone()),
-            (None, true) => {
-                let pattern = UrlPattern::new(&query.project, query.regex_limit)?;
+        let projects = match (query.entry_project(), query.pattern()?) {
+            (Some(project), _) => Projects::One(project.to_owned()),
+            (None, Some(pattern)) => {
                 Projects::UrlsWith(UrlTrigrams::required_bits(&pattern.required))
             }
-            (None, false) => Projects::One(query.project.clone()),
+            (None, None) => Projects::UrlsWith(Vec::new()),
         };
         let (window, _) = query.interval.window_and_bucket();
         Ok(Reach {
@@ -175,11 +197,7 @@ impl Endpoint for ApiCounts {
     }
 
     fn run(query: &ApiCountsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
-        let pattern = if query.match_urls {
-            Some(UrlPattern::new(&query.project, query.regex_limit)?)
-        } else {
-            None
-        };
+        let pattern = query.pattern()?;
         run(&store.edge, pattern.as_ref(), query, now, rows);
         Ok(())
     }
@@ -404,7 +422,7 @@ fn run(
     now: Micros,
     rows: &mut Rows,
 ) {
-    let entry_project = match query.entry_project.as_deref() {
+    let entry_project = match query.entry_project() {
         Some(name) => match table.projects.lookup(name) {
             Some(id) => Some(id),
             None => return,

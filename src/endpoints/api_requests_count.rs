@@ -9,9 +9,9 @@ use ts_rs::TS;
 use super::spec::{required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::params::Params;
-use crate::service::Limits;
-use crate::shard::{Merge, Projects, Reach};
+use crate::reach::{Merge, Projects, Reach};
 use crate::store::{lower_bound, Store};
 use crate::timestamp::{Micros, DAY};
 

@@ -17,9 +17,9 @@ use ts_rs::TS;
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::Result;
+use crate::limits::Limits;
 use crate::params::Params;
-use crate::service::Limits;
-use crate::shard::{Merge, Reach};
+use crate::reach::{Merge, Reach};
 use crate::store::{lower_bound, Store, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE};
 

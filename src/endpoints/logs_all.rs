@@ -11,9 +11,9 @@ use super::spec::{
 use super::Endpoint;
 use crate::error::{Error, Result};
 use crate::json;
+use crate::limits::Limits;
 use crate::params::Params;
-use crate::service::Limits;
-use crate::shard::{Merge, Projects, Reach};
+use crate::reach::{Merge, Projects, Reach};
 use crate::store::{upper_bound, EdgeTable, Span, Store};
 use crate::timestamp::{Micros, DAY, MINUTE};
 

@@ -15,13 +15,13 @@ use std::sync::OnceLock;
 use uuid::Uuid;
 
 use crate::error::{Error, Result};
+use crate::limits::Limits;
 use crate::params::Params;
-use crate::service::Limits;
-use crate::shard::{Merge, Reach};
+use crate::reach::{Merge, Reach};
 use crate::store::Store;
 use crate::timestamp::Micros;
 
-pub use api_counts::{ApiCountsInterval, REGEX_SIZE_LIMIT};
+pub use api_counts::ApiCountsInterval;
 pub use invocation_stats::StatsInterval;
 pub use logs_all::{ProjectTier, LONGEST_RETENTION};
 pub use spec::{EndpointInfo, EndpointSpec, Parameter, Rows, MAX_ROWS};

@@ -8,24 +8,27 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::Serialize;
+
 use super::{shard_name, QueryPlan};
 
 const FILTER_BYTES: usize = 1024;
 
 #[derive(Default)]
-pub struct Directory {
+pub struct ShardDirectory {
     days: BTreeMap<String, BTreeSet<String>>,
     filters: BTreeMap<String, Box<[u8; FILTER_BYTES]>>,
 }
 
 /// What an `add` changed: a new shard, new filter bits, or nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Added {
     pub new_shard: bool,
     pub new_bits: bool,
 }
 
-impl Directory {
+impl ShardDirectory {
     /// Records that `project_key`'s shard of `day` holds entries whose URLs set `url_bits`.
     pub fn add(&mut self, project_key: &str, day: &str, url_bits: &[u32]) -> Added {
         let new_shard = self
@@ -162,7 +165,7 @@ mod tests {
         last: Option<&str>,
     ) -> QueryPlan {
         QueryPlan {
-            endpoint: "usage.api-counts",
+            endpoint: "usage.api-counts".into(),
             project_key: project_key.map(String::from),
             url_bits,
             first_day: first.into(),
@@ -174,7 +177,7 @@ mod tests {
 
     #[test]
     fn lookup_by_project_days_and_url_bits() {
-        let mut dir = Directory::default();
+        let mut dir = ShardDirectory::default();
         assert_eq!(
             dir.add("p/a", "2026-11-19", &[1, 9]),
             Added {
@@ -204,7 +207,7 @@ mod tests {
             dir.lookup(&plan(None, vec![], "2026-11-20", None)),
             ["2026-11-20/p/a", "2026-11-20/p/b"]
         );
-        let mut copy = Directory::default();
+        let mut copy = ShardDirectory::default();
         copy.restore_filter("p/a", dir.filter("p/a").unwrap());
         copy.add("p/a", "2026-11-19", &[]);
         assert_eq!(

@@ -8,28 +8,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::cache::CacheStatus;
-use crate::error::{Error, Result};
+use crate::cache::{CacheStatus, QueryAnswer};
+use crate::error::{Error, ErrorReport, Result};
+use crate::ingest::IngestReport;
 use crate::json;
-use crate::service::QueryOutput;
-
-/// How an endpoint's answers from several shards combine, declared by the
-/// endpoint module next to its run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Merge {
-    /// Buckets keyed by `key`, in ascending order; rows of one bucket from
-    /// several shards (several projects) add field by field, every other field
-    /// being a count.
-    AddByKey { key: &'static str },
-    /// Buckets keyed by `key`, in ascending order, each held whole by one shard
-    /// (one project's bucket is never longer than the day its shard holds):
-    /// the rows are taken as they are, so averages and percentiles stay exact.
-    OneShardPerKey { key: &'static str },
-    /// Rows newest first by `timestamp`, ties by `id`, at most `limit` of them.
-    NewestFirst { limit: usize },
-    /// One row whose fields are all counts: they add.
-    AddAll,
-}
+use crate::reach::Merge;
 
 #[derive(Deserialize)]
 struct Body<'a> {
@@ -139,7 +122,7 @@ fn add_rows(rows: &[Fields<'_>], skip: Option<&str>) -> Result<Vec<(String, Stri
         .collect()
 }
 
-fn rows_of(body: &str) -> Result<Vec<&RawValue>> {
+pub(crate) fn rows_of(body: &str) -> Result<Vec<&RawValue>> {
     serde_json::from_str::<Body>(body)
         .map(|b| b.result)
         .map_err(|e| bad(format!("not a `{{\"result\":[…]}}` answer ({e})")))
@@ -233,7 +216,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
 /// The answer one store holding every shard's entries would give, from the
 /// shards' answers (at least one). It is a cache hit only when every part was,
 /// and stays fresh as long as the stalest part.
-pub fn merge_answers(rule: Merge, parts: &[QueryOutput]) -> Result<QueryOutput> {
+pub fn merge_answers(rule: Merge, parts: &[QueryAnswer]) -> Result<QueryAnswer> {
     match parts {
         [] => return Err(bad("no answers to combine")),
         [only] => return Ok(only.clone()),
@@ -251,106 +234,89 @@ pub fn merge_answers(rule: Merge, parts: &[QueryOutput]) -> Result<QueryOutput> 
                 max_age_seconds: all.iter().map(|c| c.max_age_seconds).min()?,
             })
         });
-    Ok(QueryOutput {
-        body: body.into(),
-        cache,
-        warning: parts.iter().find_map(|p| p.warning.clone()),
-    })
+    let warning = parts.iter().find_map(|p| p.warning.clone());
+    Ok(QueryAnswer::new(body.into(), cache, warning))
 }
 
-/// A rejection as a shard or the split reported it (its reason kept as sent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReportedRejection {
-    pub index: usize,
-    pub reason: serde_json::Value,
-}
-
-/// What one shard did with its part.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// What one shard did with its part of a batch: its report, or why it kept nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PartOutcome {
     /// The part's entries' indexes in the batch.
     pub indexes: Vec<usize>,
     /// The shard's report, when it stored the part …
     #[serde(default)]
-    pub report: Option<PartReport>,
-    /// … or why it did not (`{ status, code, message }`): nothing of it was kept.
+    pub report: Option<IngestReport>,
+    /// … or why it did not: nothing of it was kept.
     #[serde(default)]
-    pub error: Option<PartError>,
+    pub error: Option<ErrorReport>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// What the front knows of one shard's part after sending it: the shard's
+/// HTTP answer (`status` and `body`), or why there was none (`failure`).
+/// How a part is reported between objects; `outcome` reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PartReport {
-    pub accepted: usize,
+pub struct PartAnswer {
+    pub indexes: Vec<usize>,
     #[serde(default)]
-    pub rejected: Vec<ReportedRejection>,
+    pub status: Option<u16>,
     #[serde(default)]
-    pub rejected_total: usize,
+    pub body: Option<String>,
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PartError {
-    pub status: u16,
-    pub code: String,
-    pub message: String,
+impl PartAnswer {
+    pub fn outcome(self) -> PartOutcome {
+        let body = self.body.unwrap_or_default();
+        let (report, error) = match (self.status, self.failure) {
+            (Some(200), None) => match serde_json::from_str::<IngestReport>(&body) {
+                Ok(report) => (Some(report), None),
+                Err(e) => (
+                    None,
+                    Some(ErrorReport::from(&Error::BadShardAnswer {
+                        reason: format!("an ingest report that does not read ({e})"),
+                    })),
+                ),
+            },
+            (Some(status), None) => (None, Some(ErrorReport::from_answer(status, &body))),
+            (_, failure) => (
+                None,
+                Some(ErrorReport::from(&Error::Unavailable {
+                    reason: failure.unwrap_or_else(|| "the shard did not answer".into()),
+                })),
+            ),
+        };
+        PartOutcome {
+            indexes: self.indexes,
+            report,
+            error,
+        }
+    }
 }
 
-/// A batch's split refusals and what each shard did with its part.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IngestOutcome {
-    pub rejected: Vec<ReportedRejection>,
-    pub rejected_total: usize,
-    pub parts: Vec<PartOutcome>,
-}
-
-/// The batch's answer: its HTTP status and body.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CombinedReport {
-    pub status: u16,
-    pub body: CombinedBody,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CombinedBody {
-    pub accepted: usize,
-    pub rejected: Vec<ReportedRejection>,
-    pub rejected_total: usize,
-    /// Entries not kept because their shard failed (by the batch's indexes):
-    /// resend just these. Absent when every entry was kept or refused.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_kept: Option<Vec<usize>>,
-    /// Why (the first failing shard's error).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<PartError>,
-}
-
-/// The batch's report from its parts' outcomes: as one store's when every
-/// shard kept its part. Otherwise the entries of failed parts are `notKept`
-/// (an entry of two projects is kept only when both shards kept it), and the
-/// status is one a client retries on: 503 when nothing was kept, else 502.
-pub fn combine_ingest(outcome: IngestOutcome, max_reported: usize) -> CombinedReport {
-    let mut rejected = outcome.rejected;
-    let mut rejected_total = outcome.rejected_total;
+/// The batch's report from the split's refusals (`split`) and what each
+/// shard did with its part: as one store's when every shard kept its part.
+/// Otherwise the entries of failed parts are `not_kept` (an entry of two
+/// projects is kept only when both shards kept it), with the first failure's
+/// error; `IngestReport::status` makes that 503 when nothing was kept, else 502.
+pub fn combine_ingest(split: IngestReport, parts: Vec<PartOutcome>) -> IngestReport {
+    let mut report = split;
     let mut kept = BTreeSet::new();
     let mut not_kept = BTreeSet::new();
-    let mut error = None;
-    for part in outcome.parts {
+    for part in parts {
         match (part.report, part.error) {
-            (Some(report), None) => {
-                let refused: BTreeSet<usize> = report.rejected.iter().map(|r| r.index).collect();
-                rejected_total += report.rejected_total;
-                for r in report.rejected {
+            (Some(shard), None) => {
+                let refused: BTreeSet<usize> = shard.rejected.iter().map(|r| r.index).collect();
+                let unlisted = shard.rejected_total - shard.rejected.len();
+                for r in shard.rejected {
                     if let Some(&index) = part.indexes.get(r.index) {
-                        rejected.push(ReportedRejection {
-                            index,
-                            reason: r.reason,
-                        });
+                        report.reject(index, r.reason);
                     }
                 }
+                report.rejected_total += unlisted;
+                report.newest_timestamp = report.newest_timestamp.max(shard.newest_timestamp);
                 kept.extend(
                     part.indexes
                         .iter()
@@ -360,48 +326,27 @@ pub fn combine_ingest(outcome: IngestOutcome, max_reported: usize) -> CombinedRe
                 );
             }
             (_, failure) => {
-                error = error.or(failure).or_else(|| {
-                    Some(PartError {
-                        status: 503,
-                        code: "unavailable".into(),
-                        message: "a shard gave no report".into(),
-                    })
+                report.error = report.error.take().or(failure).or_else(|| {
+                    Some(ErrorReport::from(&Error::Unavailable {
+                        reason: "a shard gave no report".into(),
+                    }))
                 });
                 not_kept.extend(part.indexes);
             }
         }
     }
-    rejected.sort_by_key(|r| r.index);
-    rejected.dedup_by_key(|r| r.index);
-    rejected.truncate(max_reported);
-    let accepted = kept.difference(&not_kept).count();
-    let status = match (not_kept.is_empty(), accepted) {
-        (true, _) => 200,
-        (false, 0) => 503,
-        (false, _) => 502,
-    };
-    CombinedReport {
-        status,
-        body: CombinedBody {
-            accepted,
-            rejected,
-            rejected_total,
-            not_kept: (!not_kept.is_empty()).then(|| not_kept.into_iter().collect()),
-            error,
-        },
-    }
+    report.tidy();
+    report.accepted = kept.difference(&not_kept).count();
+    report.not_kept = (!not_kept.is_empty()).then(|| not_kept.into_iter().collect());
+    report
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn out(body: &str) -> QueryOutput {
-        QueryOutput {
-            body: body.into(),
-            cache: None,
-            warning: None,
-        }
+    fn out(body: &str) -> QueryAnswer {
+        QueryAnswer::new(body.into(), None, None)
     }
 
     #[test]
@@ -463,54 +408,49 @@ mod tests {
 
     #[test]
     fn a_failed_shard_s_entries_are_not_kept() {
-        let outcome = |second_fails: bool| IngestOutcome {
-            rejected: vec![ReportedRejection {
-                index: 1,
-                reason: "bad".into(),
-            }],
-            rejected_total: 1,
-            parts: vec![
+        let stored = |accepted| {
+            let mut report = IngestReport::new(100);
+            report.accepted = accepted;
+            report
+        };
+        let split = || {
+            let mut report = IngestReport::new(100);
+            report.reject(1, "bad");
+            report
+        };
+        let parts = |second_fails: bool| {
+            vec![
                 PartOutcome {
                     indexes: vec![0, 3],
-                    report: Some(PartReport {
-                        accepted: 2,
-                        rejected: vec![],
-                        rejected_total: 0,
-                    }),
+                    report: Some(stored(2)),
                     error: None,
                 },
                 PartOutcome {
                     indexes: vec![2, 3],
-                    report: (!second_fails).then(|| PartReport {
-                        accepted: 2,
-                        rejected: vec![],
-                        rejected_total: 0,
-                    }),
-                    error: second_fails.then(|| PartError {
-                        status: 503,
-                        code: "storage_unavailable".into(),
-                        message: "x".into(),
+                    report: (!second_fails).then(|| stored(2)),
+                    error: second_fails.then(|| {
+                        ErrorReport::from(&Error::StorageUnavailable { reason: "x".into() })
                     }),
                 },
-            ],
+            ]
         };
-        let all = combine_ingest(outcome(false), 100);
+        let all = combine_ingest(split(), parts(false));
         assert_eq!(
-            (all.status, all.body.accepted, all.body.not_kept.clone()),
+            (all.status(), all.accepted, all.not_kept.clone()),
             (200, 3, None)
         );
-        let some = combine_ingest(outcome(true), 100);
+        assert_eq!((all.rejected_total, all.rejected[0].index), (1, 1));
+        let some = combine_ingest(split(), parts(true));
         assert_eq!(
-            (some.status, some.body.accepted, some.body.not_kept),
+            (some.status(), some.accepted, some.not_kept.clone()),
             (502, 1, Some(vec![2, 3]))
         );
-        let mut nothing = outcome(true);
-        nothing.parts.truncate(0);
-        nothing.parts.push(PartOutcome {
+        assert_eq!(some.error.map(|e| e.status), Some(503));
+        let nothing = vec![PartOutcome {
             indexes: vec![0],
             report: None,
             error: None,
-        });
-        assert_eq!(combine_ingest(nothing, 100).status, 503);
+        }];
+        assert_eq!(combine_ingest(split(), nothing).status(), 503);
     }
 }

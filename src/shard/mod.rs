@@ -16,17 +16,18 @@
 
 mod directory;
 mod merge;
+mod query;
 mod split;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::endpoints::LONGEST_RETENTION;
+use crate::reach::{Merge, Projects, Reach};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
-pub use directory::{Added, Directory};
-pub use merge::{
-    combine_ingest, merge_answers, CombinedReport, IngestOutcome, Merge, PartError, PartOutcome,
-    PartReport, ReportedRejection,
-};
+pub use directory::{Added, ShardDirectory};
+pub use merge::{combine_ingest, merge_answers, PartAnswer, PartOutcome};
+pub use query::ShardQuery;
 pub use split::{split_by_shard, BatchSplit, ShardPart};
 
 /// The UTC day of a timestamp, `YYYY-MM-DD` (sorts as the days do).
@@ -34,6 +35,24 @@ pub fn day_of(timestamp: Micros) -> String {
     let mut day = format_datetime(truncate(timestamp, DAY));
     day.truncate(10);
     day
+}
+
+/// What retention keeps at `now`: stored batches whose newest entry is from
+/// `cutoff` on (µs), and the shards of days from `first_kept_day` on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    pub cutoff: Micros,
+    pub first_kept_day: String,
+}
+
+impl Retention {
+    pub fn at(now: Micros) -> Retention {
+        Retention {
+            cutoff: now.saturating_sub(LONGEST_RETENTION),
+            first_kept_day: day_of(now.saturating_sub(LONGEST_RETENTION).saturating_add(1)),
+        }
+    }
 }
 
 /// The key of a project in shard names and the directory: `p/{ref}`, or
@@ -50,45 +69,13 @@ pub fn shard_name(project_key: &str, day: &str) -> String {
     format!("{day}/{project_key}")
 }
 
-/// Which projects' shards can hold a call's rows.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Projects {
-    /// One project's (the call reads only its entries).
-    One(String),
-    /// Every project whose request URLs may hold each of these trigram bits
-    /// (usage.api-counts' pattern); no bits: every project.
-    UrlsWith(Vec<u32>),
-}
-
-/// Where a call's rows can be: the projects and the time range (bounds
-/// inclusive; `None`: unbounded). A superset is safe (a shard without rows of
-/// the call answers nothing), so bounds may be loose.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reach {
-    pub projects: Projects,
-    pub from: Micros,
-    pub to: Option<Micros>,
-}
-
-impl Reach {
-    /// One project's buckets of width `step` over `window` back from `now`
-    /// (the first and last bucket start truncated to `step`).
-    pub(crate) fn buckets(project: &str, now: Micros, window: Micros, step: Micros) -> Reach {
-        Reach {
-            projects: Projects::One(project.to_owned()),
-            from: truncate(now.saturating_sub(window), step),
-            to: Some(truncate(now, step).saturating_add(step)),
-        }
-    }
-}
-
 /// What the worker does for one validated call: which shards to ask (from the
 /// directory of shards) and in what order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryPlan {
     /// The endpoint's name, for `mergeAnswers`.
-    pub endpoint: &'static str,
+    pub endpoint: String,
     /// Ask this project's shards (a `project_key`) …
     pub project_key: Option<String>,
     /// … or, when `project_key` is `None`, the shards of every project whose
@@ -116,7 +103,7 @@ impl QueryPlan {
             Projects::UrlsWith(bits) => (None, bits),
         };
         QueryPlan {
-            endpoint,
+            endpoint: endpoint.to_owned(),
             project_key,
             url_bits,
             first_day: day_of(reach.from),

@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::{day_of, project_key, shard_name};
 use crate::error::Result;
-use crate::ingest::{self, Rejection, Stream};
-use crate::service::{frame_batch, Limits};
+use crate::ingest::{self, frame_batch, IngestReport, Stream};
+use crate::limits::Limits;
 use crate::store::UrlTrigrams;
 
 /// One shard's entries of a batch: a JSON array of their text as it arrived,
@@ -40,13 +40,12 @@ pub struct ShardPart {
 }
 
 /// A batch split by shard: the parts (by day, then project key) and the
-/// entries refused, as `ingest` would report them.
+/// entries refused, as `ingest` would report them (nothing accepted yet).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchSplit {
     pub parts: Vec<ShardPart>,
-    pub rejected: Vec<Rejection>,
-    pub rejected_total: usize,
+    pub report: IngestReport,
 }
 
 /// Splits a batch of `stream_name` by shard, under `limits` (as one store's
@@ -54,8 +53,7 @@ pub struct BatchSplit {
 pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Result<BatchSplit> {
     let (stream, entries) = frame_batch(stream_name, batch, limits)?;
     let mut parts: BTreeMap<(String, String), ShardPart> = BTreeMap::new();
-    let mut rejected = Vec::new();
-    let mut rejected_total = 0;
+    let mut report = IngestReport::new(limits.max_reported_rejections);
     let mut rows = Vec::new();
     // The trigram bits of the current entry's request URLs.
     let mut bits: Vec<u32> = Vec::new();
@@ -92,13 +90,7 @@ pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Resul
         let (text, shards) = match read {
             Ok(read) => read,
             Err(reason) => {
-                rejected_total += 1;
-                if rejected.len() < limits.max_reported_rejections {
-                    rejected.push(Rejection {
-                        index,
-                        reason: entry.reason(reason),
-                    });
-                }
+                report.reject(index, entry.reason(reason));
                 continue;
             }
         };
@@ -136,9 +128,5 @@ pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Resul
             part
         })
         .collect();
-    Ok(BatchSplit {
-        parts,
-        rejected,
-        rejected_total,
-    })
+    Ok(BatchSplit { parts, report })
 }

@@ -17,6 +17,7 @@ mod api_counts;
 mod bad_inputs;
 mod fixtures;
 mod invocation_stats;
+mod layers;
 mod logs_all;
 mod management_api;
 mod properties;

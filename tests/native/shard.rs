@@ -5,7 +5,7 @@
 //! does; the refusals are the ones ingesting the whole batch reports.
 use std::collections::HashMap;
 
-use log_endpoints::{ApiKey, Config, Directory, LogEndpoints, Params, QueryOutput};
+use log_endpoints::{ApiKey, Config, LogEndpoints, Params, ShardDirectory};
 use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry};
 use proptest::prelude::*;
 
@@ -65,8 +65,8 @@ fn a_mixed_batch_is_split_by_shard_with_the_batch_s_own_indexes() {
         ]
     );
     let report = service().ingest("edge_logs", batch.as_bytes()).unwrap();
-    assert_eq!(split.rejected, report.rejected);
-    assert_eq!(split.rejected_total, 2);
+    assert_eq!(split.report.rejected, report.rejected);
+    assert_eq!(split.report.rejected_total, 2);
     // Each part is a batch a store takes whole.
     for part in &split.parts {
         let taken = service().ingest("edge_logs", part.body.as_bytes()).unwrap();
@@ -103,10 +103,11 @@ fn batch_limits_apply_as_to_ingest() {
 }
 
 /// What the worker does for a call: plan it, ask the shards the directory
-/// names (logs.all newest day first, stopping once enough rows came), merge.
+/// names in the core's waves (logs.all newest day first, stopping once
+/// enough rows came), and answer with the merge.
 fn sharded_answer(
-    front: &LogEndpoints,
-    directory: &Directory,
+    front: &mut LogEndpoints,
+    directory: &ShardDirectory,
     shards: &mut HashMap<String, LogEndpoints>,
     endpoint: &str,
     params: &[(String, String)],
@@ -114,36 +115,25 @@ fn sharded_answer(
 ) -> String {
     let params = Params::from_pairs(params.iter().cloned()).unwrap();
     let path = format!("/api/endpoints/query/{endpoint}");
-    let plan = match front.plan_path(&path, &params, Some(KEY), now) {
-        Ok(plan) => plan,
+    let mut query = match front.shard_query(&path, &params, Some(KEY), now) {
+        Ok(query) => query,
         Err(e) => return format!("error:{}", e.code()),
     };
-    let mut parts: Vec<QueryOutput> = Vec::new();
-    let mut rows = 0;
-    for name in directory.lookup(&plan) {
-        if plan.newest_first.is_some_and(|enough| rows >= enough) {
+    query.ask(directory.lookup(query.plan()));
+    loop {
+        let wave = query.next_wave();
+        if wave.is_empty() {
             break;
         }
-        let shard = shards
-            .get_mut(&name)
-            .expect("the directory names only shards that took entries");
-        let out = shard.query_path(&path, &params, Some(KEY), now).unwrap();
-        let body: serde_json::Value = serde_json::from_str(&out.body).unwrap();
-        rows += body["result"].as_array().map_or(0, Vec::len);
-        parts.push(out);
+        for name in wave {
+            let shard = shards
+                .get_mut(&name)
+                .expect("the directory names only shards that took entries");
+            let out = shard.query_path(&path, &params, Some(KEY), now).unwrap();
+            query.add(out).unwrap();
+        }
     }
-    if parts.is_empty() {
-        // No shard can hold a row: what a store without entries answers.
-        return service()
-            .query_path(&path, &params, Some(KEY), now)
-            .unwrap()
-            .body
-            .to_string();
-    }
-    LogEndpoints::merge_answers(plan.endpoint, &parts)
-        .unwrap()
-        .body
-        .to_string()
+    front.answer_shard_query(&query).unwrap().body.to_string()
 }
 
 proptest! {
@@ -156,7 +146,7 @@ proptest! {
     ) {
         let all: Vec<Entry> = ours.into_iter().chain(tenants).collect();
         let mut whole = service();
-        let mut directory = Directory::default();
+        let mut directory = ShardDirectory::default();
         let mut shards: HashMap<String, LogEndpoints> = HashMap::new();
         for stream in ["edge_logs", "function_edge_logs"] {
             let text = batch(&all, stream);
@@ -169,10 +159,10 @@ proptest! {
                 prop_assert_eq!(taken.accepted, part.indexes.len());
             }
         }
-        let front = service();
+        let mut front = service();
         for q in &queries {
             let expected = answer(&mut whole, q.endpoint, &q.params, q.now);
-            let got = sharded_answer(&front, &directory, &mut shards, q.endpoint, &q.params, q.now);
+            let got = sharded_answer(&mut front, &directory, &mut shards, q.endpoint, &q.params, q.now);
             prop_assert_eq!(got, expected, "{:?}", q);
         }
     }

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
-import { workerOptions } from "../../www/miniflare-options.mjs";
+import { testWorkerOptions } from "../worker/options.mjs";
 import { generate, ndjson, rng, tenants } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -26,7 +26,7 @@ const tail = tenancy.refs[230];
 // A restricted key configured through the environment (a JSON secret).
 const RESTRICTED = { key: "restricted-key", endpoints: ["usage.api-counts", "logs.all"], projects: [largest, tail] };
 const API_KEYS = JSON.stringify([QUERY_KEY, RESTRICTED]);
-const bindings = { API_KEYS, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), TEST_HOOKS: "1" };
+const bindings = { API_KEYS, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW) };
 
 // Three and a half days of traffic: the busy projects have a shard per day.
 const SPAN_MS = 3.5 * 24 * 3600e3;
@@ -40,7 +40,7 @@ let dir;
 let mf;
 
 async function start(dirForPersistence, overrides = {}) {
-  const worker = new Miniflare(workerOptions({ persistDir: dirForPersistence, bindings: { ...bindings, ...overrides } }));
+  const worker = new Miniflare(testWorkerOptions({ persistDir: dirForPersistence, bindings: { ...bindings, ...overrides } }));
   await worker.ready;
   return worker;
 }
@@ -264,10 +264,10 @@ test("retention: a shard whose day is past 90 days deletes its storage, and the 
   assert.equal((await (await logs(NOW)).json()).result.length, 3);
 
   const later = dayMs + 91 * 24 * 3600e3;
-  const namespace = await mf.getDurableObjectNamespace("LOG_STORE");
-  const maintained = await namespace.get(namespace.idFromName(shard)).fetch("https://log-store.internal/__maintain", {
+  const namespace = await mf.getDurableObjectNamespace("SHARD");
+  const maintained = await namespace.get(namespace.idFromName(shard)).fetch("https://shard.internal/maintain", {
     method: "POST",
-    headers: { "X-Scheduled-Time": String(later) },
+    headers: { "X-Now-Ms": String(later) },
   });
   const status = await maintained.json();
   assert.deepEqual(status, { droppedBatches: 1, deleted: true });

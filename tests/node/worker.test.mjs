@@ -12,7 +12,7 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
-import { workerOptions } from "../../www/miniflare-options.mjs";
+import { testWorkerOptions } from "../worker/options.mjs";
 import { generate, ndjson, projectRefs } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -23,7 +23,7 @@ const [project] = projectRefs();
 const RESTRICTED_KEY = "restricted-key";
 // API_KEYS as JSON: plain keys and a key restricted to one project.
 const API_KEYS = JSON.stringify([QUERY_KEY, "second-key", { key: RESTRICTED_KEY, projects: [projectRefs()[0]] }]);
-const bindings = { API_KEYS, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), MAX_BODY_BYTES: "1500000", TEST_HOOKS: "1" };
+const bindings = { API_KEYS, INGEST_KEYS: INGEST_KEY, FIXED_NOW_MS: String(NOW), MAX_BODY_BYTES: "1500000" };
 
 const edge = [...generate({ stream: "edge_logs", count: 1500, endMs: NOW, spanMs: 6 * 3600e3 })];
 const fns = [...generate({ stream: "function_edge_logs", count: 1500, endMs: NOW, spanMs: 6 * 3600e3 })];
@@ -43,7 +43,7 @@ let dir;
 let mf;
 
 async function start(overrides = {}) {
-  mf = new Miniflare(workerOptions({ persistDir: dir, bindings: { ...bindings, ...overrides } }));
+  mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings: { ...bindings, ...overrides } }));
   await mf.ready;
 }
 
@@ -192,7 +192,7 @@ test("cache: MISS, HIT, expiry after 900 s, warming by the shard's maintenance; 
   await res.arrayBuffer();
 
   // The shard's maintenance (its alarm) re-runs queries computed at least 300 s ago.
-  await maintain({ "X-Scheduled-Time": String(NOW + 1200e3) });
+  await maintain({ "X-Now-Ms": String(NOW + 1200e3) });
   res = await get("functions.invocation-stats", params, at(NOW + 1201e3));
   assert.equal(res.headers.get("X-Cache"), "HIT");
   assert.equal(res.headers.get("Cache-Control"), "max-age=899", "fresh from warming at +1200 s");
@@ -231,9 +231,9 @@ const SHARD = `${new Date(NOW).toISOString().slice(0, 10)}/p/${project}`;
 
 /** What the shard's alarm does, asked directly so its answer can be read. */
 async function maintain(headers = {}) {
-  const namespace = await mf.getDurableObjectNamespace("LOG_STORE");
+  const namespace = await mf.getDurableObjectNamespace("SHARD");
   const store = namespace.get(namespace.idFromName(SHARD));
-  return store.fetch("https://log-store.internal/__maintain", { method: "POST", headers: { "X-Scheduled-Time": String(NOW), ...headers } });
+  return store.fetch("https://shard.internal/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW), ...headers } });
 }
 
 async function answers() {

@@ -1,5 +1,5 @@
 //! Builders shared by the native integration tests.
-use log_endpoints::{ApiKey, Config, Error, LogEndpoints, Params, QueryOutput};
+use log_endpoints::{ApiKey, Config, Error, LogEndpoints, Params, QueryAnswer};
 use serde_json::{json, Value};
 
 /// 2026-11-20T12:29:56.789Z in microseconds.
@@ -60,7 +60,7 @@ pub fn run(
     endpoint: &str,
     params: &[(&str, &str)],
     now: i64,
-) -> Result<QueryOutput, Error> {
+) -> Result<QueryAnswer, Error> {
     svc.query(
         endpoint,
         &Params::from_pairs(params.iter().copied()).unwrap(),

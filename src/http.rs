@@ -1,0 +1,336 @@
+//! HTTP as the edge worker speaks it, decided here so that the worker only
+//! carries bytes: which key a request presents, a POST body's parameters, the
+//! bodies the worker accepts (size, encoding), and an answer's status, headers
+//! and body, both ways (a shard's HTTP answer is read back into a
+//! `QueryAnswer` by the front).
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::cache::{CacheStatus, QueryAnswer};
+use crate::error::{Error, Result};
+use crate::ingest::IngestReport;
+use crate::params::Params;
+
+/// Largest POST body of query parameters.
+pub const MAX_PARAMS_BODY_BYTES: usize = 64 << 10;
+
+/// An answer as HTTP: status, headers (besides `Content-Type`) and the JSON body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HttpAnswer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+fn owned(headers: Vec<(&'static str, String)>) -> Vec<(String, String)> {
+    headers
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect()
+}
+
+impl From<&Error> for HttpAnswer {
+    fn from(error: &Error) -> HttpAnswer {
+        HttpAnswer {
+            status: error.status(),
+            headers: owned(error.headers()),
+            body: error.body(),
+        }
+    }
+}
+
+impl From<&IngestReport> for HttpAnswer {
+    fn from(report: &IngestReport) -> HttpAnswer {
+        HttpAnswer {
+            status: report.status(),
+            headers: owned(report.headers()),
+            body: report.body(),
+        }
+    }
+}
+
+impl From<&QueryAnswer> for HttpAnswer {
+    fn from(answer: &QueryAnswer) -> HttpAnswer {
+        HttpAnswer {
+            status: 200,
+            headers: owned(answer.headers()),
+            body: answer.body.to_string(),
+        }
+    }
+}
+
+impl QueryAnswer {
+    /// `Cache-Control` (`max-age=<remaining>` for cached endpoints, else
+    /// `no-store`), `X-Cache`, and `X-Endpoint-Warning` and `X-Shards` when set.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let mut headers = match self.cache {
+            Some(cache) => vec![
+                (
+                    "Cache-Control",
+                    format!("max-age={}", cache.max_age_seconds),
+                ),
+                ("X-Cache", cache.label().to_owned()),
+            ],
+            None => vec![("Cache-Control", "no-store".to_owned())],
+        };
+        if let Some(warning) = &self.warning {
+            headers.push(("X-Endpoint-Warning", warning.clone()));
+        }
+        if let Some(shards) = self.shards {
+            headers.push(("X-Shards", shards.to_string()));
+        }
+        headers
+    }
+
+    /// The answer an HTTP body and its headers (`headers`' names in any case) carry.
+    pub fn from_http(body: String, headers: &[(String, String)]) -> QueryAnswer {
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        };
+        let max_age = header("Cache-Control")
+            .and_then(|v| v.trim().strip_prefix("max-age="))
+            .and_then(|v| v.parse().ok());
+        QueryAnswer {
+            body: body.into(),
+            cache: CacheStatus::from_parts(header("X-Cache"), max_age),
+            warning: header("X-Endpoint-Warning").map(str::to_owned),
+            shards: header("X-Shards").and_then(|v| v.parse().ok()),
+        }
+    }
+}
+
+/// What a host passes of an HTTP request: the core reads the key and the
+/// parameters from it (the host only carries them).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct HttpRequest {
+    pub method: String,
+    pub path: String,
+    /// The query string, with or without `?`.
+    pub query: String,
+    /// The `X-API-KEY` header.
+    pub api_key: Option<String>,
+    /// The `Authorization` header.
+    pub authorization: Option<String>,
+    /// A POST body of parameters.
+    pub body: Option<String>,
+}
+
+impl HttpRequest {
+    fn query_params(&self) -> Result<Params> {
+        Params::parse_query_string(&self.query)
+    }
+
+    /// The key it presents (see `presented_key`).
+    pub fn key(&self) -> Option<String> {
+        let from_query = self.query_params().ok();
+        presented_key(
+            self.api_key.as_deref(),
+            self.authorization.as_deref(),
+            from_query.as_ref().and_then(|p| p.get("api_key")),
+        )
+    }
+
+    /// Its parameters: a POST's body (a JSON object), else the query string's.
+    pub fn params(&self) -> Result<Params> {
+        if self.method.eq_ignore_ascii_case("POST") {
+            post_params(self.body.as_deref().unwrap_or("").as_bytes())
+        } else {
+            self.query_params()
+        }
+    }
+}
+
+/// The key a request presents: `X-API-KEY`, else `Authorization: Bearer`,
+/// else the `api_key` query parameter (README, "Edge worker").
+pub fn presented_key(
+    x_api_key: Option<&str>,
+    authorization: Option<&str>,
+    api_key_parameter: Option<&str>,
+) -> Option<String> {
+    let bearer = || {
+        let value = authorization?.trim();
+        let (scheme, token) = value.split_once(char::is_whitespace)?;
+        scheme
+            .eq_ignore_ascii_case("bearer")
+            .then(|| token.trim())
+            .filter(|t| !t.is_empty())
+    };
+    x_api_key
+        .filter(|k| !k.is_empty())
+        .or_else(bearer)
+        .or(api_key_parameter)
+        .map(str::to_owned)
+}
+
+/// The parameters a POST body carries: a JSON object of strings (numbers and
+/// booleans are taken as their text; null is absent). Empty is no parameters.
+pub fn post_params(body: &[u8]) -> Result<Params> {
+    let not_an_object = |detail: String| {
+        Error::invalid(
+            "params",
+            format!("the POST body must be a JSON object of parameters{detail}"),
+        )
+    };
+    if body.len() > MAX_PARAMS_BODY_BYTES {
+        return Err(not_an_object(format!(
+            " of at most {MAX_PARAMS_BODY_BYTES} bytes"
+        )));
+    }
+    let text =
+        std::str::from_utf8(body).map_err(|e| not_an_object(format!(" (not UTF-8: {e})")))?;
+    if text.trim().is_empty() {
+        return Ok(Params::new());
+    }
+    // The fields in their order (the last of a repeated one wins, as in a query string).
+    let fields = serde_json::from_str::<Fields>(text)
+        .map(|f| f.0)
+        .map_err(|e| not_an_object(format!(" ({e})")))?;
+    let mut params = Params::new();
+    for (name, value) in fields {
+        let text = value.get();
+        let value = match text.as_bytes().first() {
+            Some(b'"') => serde_json::from_str::<String>(text)
+                .map_err(|e| Error::invalid(&name, e.to_string()))?,
+            Some(b'n') => continue,
+            Some(b't' | b'f' | b'-' | b'0'..=b'9') => number_text(text),
+            _ => return Err(Error::invalid(&name, "must be a string")),
+        };
+        params.push(name, value)?;
+    }
+    Ok(params)
+}
+
+/// A JSON number or boolean as JS's `String(value)` writes it (`2.0` is `2`).
+fn number_text(text: &str) -> String {
+    match text.parse::<f64>() {
+        Ok(n) if n.fract() == 0.0 && n.abs() < 1e21 => format!("{n}"),
+        Ok(n) => n.to_string(),
+        Err(_) => text.to_owned(),
+    }
+}
+
+/// An object's fields in their order, values unparsed.
+struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> std::result::Result<Fields<'a>, M::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
+                    fields.push(entry);
+                }
+                Ok(Fields(fields))
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// How an ingest body is encoded (`Content-Encoding`): the decompression the
+/// host applies before handing the bytes in, if any.
+pub fn body_decoding(content_encoding: Option<&str>) -> Result<Option<&'static str>> {
+    match content_encoding
+        .map(|e| e.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("" | "identity") => Ok(None),
+        Some("gzip" | "x-gzip") => Ok(Some("gzip")),
+        Some(other) => Err(Error::UnreadableBatch {
+            reason: format!(
+                "unsupported Content-Encoding {}; send gzip or plain",
+                other.chars().take(40).collect::<String>()
+            ),
+        }),
+    }
+}
+
+/// The refusal of a body longer than `limit` bytes (`declared`: its
+/// `Content-Length`, when that already says so).
+pub fn body_too_large(limit: usize, declared: Option<usize>) -> Error {
+    Error::BatchTooLarge {
+        reason: match declared {
+            Some(bytes) => format!(
+                "body of {bytes} bytes is larger than the limit of {limit} bytes; split it into smaller batches"
+            ),
+            None => format!(
+                "body is larger than the limit of {limit} bytes (after decompression); split it into smaller batches"
+            ),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_in_their_order() {
+        assert_eq!(
+            presented_key(Some("a"), Some("Bearer b"), Some("c")).as_deref(),
+            Some("a")
+        );
+        assert_eq!(
+            presented_key(None, Some("bearer  b "), Some("c")).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            presented_key(Some(""), Some("Basic x"), Some("c")).as_deref(),
+            Some("c")
+        );
+        assert_eq!(presented_key(None, None, None), None);
+    }
+
+    #[test]
+    fn post_bodies() {
+        let params = post_params(br#"{"project":"p","n":2,"b":true,"x":null}"#).unwrap();
+        assert_eq!(
+            (
+                params.get("project"),
+                params.get("n"),
+                params.get("b"),
+                params.get("x")
+            ),
+            (Some("p"), Some("2"), Some("true"), None)
+        );
+        assert_eq!(post_params(b"  ").unwrap(), Params::new());
+        for bad in [&b"[1]"[..], b"{", b"{\"a\":{}}", b"\xff"] {
+            assert_eq!(post_params(bad).unwrap_err().code(), "invalid_parameter");
+        }
+    }
+
+    #[test]
+    fn answers_through_headers_and_back() {
+        let answer = QueryAnswer {
+            body: "{\"result\":[]}".into(),
+            cache: Some(CacheStatus {
+                hit: true,
+                max_age_seconds: 42,
+            }),
+            warning: Some("w".into()),
+            shards: Some(3),
+        };
+        let headers: Vec<(String, String)> = owned(answer.headers());
+        assert_eq!(
+            QueryAnswer::from_http(answer.body.to_string(), &headers),
+            answer
+        );
+        let plain = QueryAnswer::new("{}".into(), None, None);
+        assert_eq!(plain.headers(), [("Cache-Control", "no-store".to_owned())]);
+    }
+}

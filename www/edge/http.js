@@ -1,0 +1,79 @@
+// HTTP carrying shared by the objects: requests handed to the core as it
+// reads them, its answers sent as they are, bodies read within a limit.
+import { bodyDecoding, bodyTooLarge, isServiceError, unavailable, unreadableBody } from "./engine.js";
+
+const CORS_HEADERS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding",
+  "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning, X-Shards, Retry-After",
+  "Access-Control-Max-Age": "86400",
+};
+
+/** The answer to a CORS preflight. */
+export function preflight() {
+  return new Response(null, { status: 204, headers: CORS_HEADERS });
+}
+
+/** A response with CORS headers added. */
+export function withCors(response) {
+  const out = new Response(response.body, response);
+  for (const [k, v] of Object.entries(CORS_HEADERS)) out.headers.set(k, v);
+  return out;
+}
+
+/** The core's `{ status, headers, body }` as a Response. */
+export function respond({ status, headers, body }) {
+  const out = new Headers(headers);
+  out.set("Content-Type", "application/json; charset=utf-8");
+  return new Response(body, { status, headers: out });
+}
+
+/** An error as its answer: the core's own, or, for anything else, `unavailable`. */
+export function errorResponse(error, context) {
+  const e = isServiceError(error) ? error : unavailable(`${context} (${error?.message ?? error})`);
+  return respond(e);
+}
+
+/** What the core reads of a request (`HttpRequest`): the key headers, the query string, a POST body. */
+export function requestParts(request, url, body) {
+  return {
+    method: request.method,
+    path: url.pathname,
+    query: url.search,
+    apiKey: request.headers.get("X-API-KEY"),
+    authorization: request.headers.get("Authorization"),
+    body: body === undefined ? undefined : new TextDecoder().decode(body),
+  };
+}
+
+/**
+ * The body as bytes, decompressed as `Content-Encoding` says, refusing more
+ * than `limit` bytes (413). The core decides the encodings it takes and the errors.
+ */
+export async function readBody(request, limit) {
+  const declared = Number(request.headers.get("Content-Length") ?? NaN);
+  if (declared > limit) throw bodyTooLarge(limit, declared);
+  if (!request.body) return new Uint8Array(0);
+  const decoding = bodyDecoding(request.headers.get("Content-Encoding"));
+  const stream = decoding ? request.body.pipeThrough(new DecompressionStream(decoding)) : request.body;
+  const parts = [];
+  let total = 0;
+  try {
+    for await (const chunk of stream) {
+      total += chunk.byteLength;
+      if (total > limit) throw bodyTooLarge(limit);
+      parts.push(chunk);
+    }
+  } catch (e) {
+    if (isServiceError(e)) throw e;
+    throw unreadableBody(e.message);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    bytes.set(p, at);
+    at += p.byteLength;
+  }
+  return bytes;
+}

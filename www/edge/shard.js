@@ -1,0 +1,278 @@
+// A shard: the Durable Object holding one project's entries of one UTC day
+// (named by the core, `{day}/p/{project}`), or with SHARDING=off every entry.
+// It keeps an in-memory store, appends every accepted part to its SQLite
+// storage before answering, and rebuilds from storage when it wakes or after
+// a wasm trap: from its last snapshot and the batches after it. An alarm
+// writes snapshots, warms its cache and applies retention.
+import { engineFault, engineGeneration, isServiceError, LogEndpoints, newEngine, resetEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
+import { readBody, requestParts, respond } from "./http.js";
+
+/** SQLite values in Durable Objects are limited to 2 MB; batches are stored in parts. */
+const PART_BYTES = 1024 * 1024;
+/** A shard's alarm: snapshot, cache warming and retention, as often as the cache warms. */
+const MAINTAIN_EVERY_MS = 300_000;
+/** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
+const MAINTAIN_PATH = "/maintain";
+
+export class ShardObject {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.settings = settingsFrom(env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, newest_us INTEGER NOT NULL,
+      received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batch_parts (
+      batch_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (batch_id, part))`);
+    // The store as of batch `last_batch_id` (a snapshot, in parts): waking reads
+    // it and replays only the batches after it.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS snapshot (
+      id INTEGER PRIMARY KEY CHECK (id = 1), last_batch_id INTEGER NOT NULL, bytes INTEGER NOT NULL, written_ms INTEGER NOT NULL)`);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot_parts (part INTEGER PRIMARY KEY, body BLOB NOT NULL)");
+    ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+      this.rebuild();
+    });
+  }
+
+  /** The clock of one request, epoch ms (null: the settings'). */
+  requestNowMs(_request) {
+    return null;
+  }
+
+  /** Called before a query runs. */
+  beforeQuery(_request) {}
+
+  /**
+   * A fresh in-memory store: the stored snapshot (if any, and if it reads back),
+   * then every stored batch after it, in arrival order. A snapshot that does not
+   * read back (checksum, truncation) is logged and dropped, and every batch is
+   * replayed instead: nothing is lost, only time.
+   */
+  rebuild() {
+    const started = Date.now();
+    // An engine from before a reset is gone: nothing of it to free.
+    if (this.generation === engineGeneration()) this.service?.free();
+    this.service = undefined;
+    // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
+    // on requests, and stored batches must load even if that setting was lowered.
+    const limits = { maxStoreBytes: this.settings.maxStoreBytes };
+    const snapshot = this.sql.exec("SELECT last_batch_id, bytes FROM snapshot WHERE id = 1").toArray()[0];
+    let after = 0;
+    this.woke = { fromSnapshot: false };
+    if (snapshot) {
+      try {
+        const bytes = this.readParts("SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes);
+        this.service = LogEndpoints.fromSnapshot(bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits });
+        after = snapshot.last_batch_id;
+        this.woke.fromSnapshot = true;
+      } catch (e) {
+        if (isServiceError(e) && e.status === 400) {
+          console.error(`log-endpoints: the stored snapshot was refused (${e.message}); rebuilding from the stored batches`);
+          this.woke.snapshotRefused = e.message;
+          this.dropSnapshot();
+        } else {
+          // Not the snapshot's fault (e.g. memory ran out in the engine): keep
+          // it, start a clean instance and replay everything this time.
+          console.error(`log-endpoints: restoring the snapshot failed (${e?.message}); replaying the stored batches`);
+          this.woke.snapshotFailed = String(e?.message);
+          this.service = undefined;
+          resetEngine();
+        }
+      }
+    }
+    this.service ??= newEngine(this.settings, limits);
+    const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
+    // Batches that did not load are retried on every rebuild; no snapshot is
+    // written while there are any (it would leave them out for good).
+    this.failedBatches = 0;
+    for (const batch of batches) {
+      try {
+        const body = this.readParts("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
+        this.service.ingest(batch.stream, body);
+      } catch (e) {
+        // One unreadable stored batch must not keep the object from starting.
+        this.failedBatches++;
+        console.error(`log-endpoints: stored batch ${batch.id} could not be loaded: ${e.message}`);
+      }
+    }
+    this.generation = engineGeneration();
+    this.woke.replayedBatches = batches.length;
+    this.woke.failedBatches = this.failedBatches;
+    this.woke.ms = Date.now() - started;
+  }
+
+  /** The parts a query selects, joined (`bytes` long). */
+  readParts(query, bindings, bytes) {
+    const body = new Uint8Array(bytes);
+    let at = 0;
+    for (const part of this.sql.exec(query, ...bindings)) {
+      const chunk = new Uint8Array(part.body);
+      body.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    if (at !== bytes) throw new Error(`stored parts hold ${at} bytes, not ${bytes}`);
+    return body;
+  }
+
+  /** Writes `body` in parts of at most PART_BYTES (SQLite's value limit). */
+  writeParts(body, insert) {
+    for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) insert(part, body.slice(at, at + PART_BYTES).buffer);
+  }
+
+  dropSnapshot() {
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM snapshot_parts");
+      this.sql.exec("DELETE FROM snapshot");
+    });
+  }
+
+  /**
+   * Writes a snapshot of the store as of the newest stored batch, replacing the
+   * last one in one transaction (all of it or none of it is stored).
+   */
+  writeSnapshot() {
+    const last = this.sql.exec("SELECT coalesce(max(id), 0) AS id FROM batches").one().id;
+    const current = this.sql.exec("SELECT last_batch_id FROM snapshot WHERE id = 1").toArray()[0];
+    if (current && current.last_batch_id === last) return { written: false, lastBatchId: last };
+    if (this.failedBatches > 0) return { written: false, lastBatchId: current?.last_batch_id ?? 0, reason: `${this.failedBatches} stored batches did not load` };
+    const bytes = this.service.snapshot();
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM snapshot_parts");
+      this.writeParts(bytes, (part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body));
+      this.sql.exec("INSERT OR REPLACE INTO snapshot (id, last_batch_id, bytes, written_ms) VALUES (1, ?, ?, ?)", last, bytes.byteLength, Date.now());
+    });
+    return { written: true, lastBatchId: last, bytes: bytes.byteLength };
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (!this.service || this.generation !== engineGeneration()) {
+      try {
+        this.rebuild();
+      } catch {
+        return respond(unavailable("the query engine is restarting"));
+      }
+    }
+    const nowMs = this.requestNowMs(request);
+    if (nowMs !== null) this.service.setNow(nowMs);
+    try {
+      if (url.pathname === MAINTAIN_PATH) return await this.maintain(request);
+      const target = LogEndpoints.route(url.pathname, request.method);
+      if (target.kind === "ingest") return await this.ingest(request, url, target.stream);
+      return await this.query(request, url);
+    } catch (e) {
+      return this.failure(e);
+    } finally {
+      if (nowMs !== null) this.service?.setNow(this.settings.fixedNowMs);
+    }
+  }
+
+  async query(request, url) {
+    const { paramsBodyBytes } = LogEndpoints.constants();
+    const body = request.method === "POST" ? await readBody(request, paramsBodyBytes) : undefined;
+    this.beforeQuery(request);
+    return respond(this.service.answerRequest(requestParts(request, url, body)));
+  }
+
+  async ingest(request, url, stream) {
+    // The core decides: 401 for a missing or unknown key, 403 for a query key.
+    this.service.authorizeRequest(requestParts(request, url));
+    const body = await readBody(request, this.settings.maxBodyBytes);
+    const report = this.service.ingest(stream, body);
+    if (report.accepted > 0) {
+      try {
+        this.store(stream, body, report.newestTimestamp, request);
+      } catch (e) {
+        // Memory now holds entries storage does not: go back to what storage has.
+        this.rebuild();
+        throw storageUnavailable(e.message);
+      }
+      await this.armAlarm();
+    }
+    return respond(LogEndpoints.ingestAnswer(report));
+  }
+
+  /** Appends an accepted batch to storage, in one transaction. */
+  store(stream, body, newestUs, _request) {
+    this.ctx.storage.transactionSync(() => {
+      const { id } = this.sql
+        .exec("INSERT INTO batches (stream, newest_us, received_ms, bytes) VALUES (?, ?, ?, ?) RETURNING id", stream, newestUs ?? 0, Date.now(), body.byteLength)
+        .one();
+      this.writeParts(body, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
+    });
+  }
+
+  /** Maintenance comes MAINTAIN_EVERY_MS after the first batch since the last. */
+  async armAlarm() {
+    if (this.alarmAt) return;
+    this.alarmAt = Date.now() + MAINTAIN_EVERY_MS;
+    await this.ctx.storage.setAlarm(this.alarmAt);
+  }
+
+  /**
+   * The alarm: maintenance. It comes back while cached results are kept warm;
+   * a shard whose batches are all past retention deletes its storage.
+   */
+  async alarm() {
+    this.alarmAt = null;
+    if (!this.service || this.generation !== engineGeneration()) this.rebuild();
+    const status = await this.maintenance(this.settings.fixedNowMs ?? Date.now());
+    if (!status.deleted && status.kept > 0) await this.armAlarm();
+  }
+
+  /** Maintenance asked over HTTP, as of `X-Now-Ms` (the cron's time) or now. */
+  async maintain(request) {
+    const asOf = Number(request.headers.get("X-Now-Ms") || NaN);
+    return Response.json(await this.maintenance(Number.isFinite(asOf) ? asOf : (this.settings.fixedNowMs ?? Date.now())));
+  }
+
+  /**
+   * Drops stored batches whose newest entry is past the longest retention,
+   * writes a fresh snapshot when batches came since the last one, and warms
+   * the cache, as of `nowMs`.
+   */
+  async maintenance(nowMs) {
+    const { cutoff } = LogEndpoints.retention(nowMs);
+    const expired = this.sql.exec("SELECT id FROM batches WHERE newest_us < ?", cutoff).toArray();
+    if (expired.length > 0) {
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec("DELETE FROM batch_parts WHERE batch_id IN (SELECT id FROM batches WHERE newest_us < ?)", cutoff);
+        this.sql.exec("DELETE FROM batches WHERE newest_us < ?", cutoff);
+        // The snapshot holds the dropped batches' entries.
+        this.sql.exec("DELETE FROM snapshot_parts");
+        this.sql.exec("DELETE FROM snapshot");
+      });
+      if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) {
+        // Every batch is past retention: the shard's day is over for good.
+        await this.ctx.storage.deleteAll();
+        if (this.generation === engineGeneration()) this.service?.free();
+        this.service = undefined;
+        return { droppedBatches: expired.length, deleted: true };
+      }
+      this.rebuild();
+    }
+    const snapshot = this.writeSnapshot();
+    this.service.setNow(nowMs);
+    const warmed = this.service.warmCache();
+    this.service.setNow(this.settings.fixedNowMs);
+    return { ...warmed, droppedBatches: expired.length, snapshot, woke: this.woke, ...this.service.stats() };
+  }
+
+  failure(e) {
+    if (isServiceError(e)) return respond(e);
+    // Anything else is a fault inside the engine (a wasm trap): start a fresh
+    // instance from storage so the next request is served normally.
+    console.error("log-endpoints: engine fault, re-instantiating:", e && e.message);
+    try {
+      this.service = undefined;
+      resetEngine();
+      this.rebuild();
+    } catch (again) {
+      console.error("log-endpoints: rebuild failed:", again && again.message);
+      this.service = undefined;
+      return respond(unavailable("the query engine is restarting"));
+    }
+    return respond(engineFault());
+  }
+}
