@@ -100,8 +100,8 @@ async function ingestFile(svc, file, forcedStream, totals) {
     }
     const done = feed.finish();
     totals.accepted += done.accepted;
-    totals.rejected += done.rejected;
-    totals.reasons.push(...done.reasons.slice(0, 5 - totals.reasons.length));
+    totals.rejected += done.rejectedTotal;
+    totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
   } catch (e) {
     if (e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR") throw new UsageError(`${file} is not valid gzip`);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.

@@ -9,7 +9,7 @@ import type {
   FeedReport,
   IngestReport,
   LogEndpointsOptions,
-  RawQueryResult,
+  QueryAnswer,
   RouteInfo,
   StoreStats,
   StreamName,
@@ -34,11 +34,13 @@ export declare class LogEndpoints {
   query(endpoint: EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
   // Last, so a mistake in a typed call is reported against this overload.
   query<E extends EndpointName>(endpoint: E, params: EndpointParams[E], apiKey?: string): { result: EndpointRows[E][] };
-  queryRaw(endpoint: EndpointName | EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
+  queryRaw(endpoint: EndpointName | EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): QueryAnswer;
   /** A request path: `/api/endpoints/query/{name_or_uuid}` or `/v1/projects/{ref}/analytics/endpoints/{name}` (Supabase's Management API). */
-  queryPath(path: string, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): RawQueryResult;
-  /** What a request path is (throws 404 `not_found` for any other path). */
-  static route(path: string): RouteInfo;
+  queryPath(path: string, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): QueryAnswer;
+  /** What a request path is (throws 404 `not_found` for any other path, and 405 when `method` is given and the route does not take it). */
+  static route(path: string, method?: string): RouteInfo;
+  /** Whether bytes begin as a snapshot does (a saved analysis rather than a log file). */
+  static isSnapshot(bytes: Uint8Array): boolean;
   endpoints(): EndpointInfo[];
   warmCache(): WarmReport;
   clearCache(): void;
@@ -76,10 +78,14 @@ export declare function init(source?: string | URL | Response | BufferSource | W
 
 /** What a failed call throws. */
 export interface LogEndpointsError extends Error {
-  /** HTTP status: 400, 401, 403, 404 or 413. */
+  /** HTTP status, e.g. 400, 401, 403, 404 or 413 (the README's error table lists them all). */
   status: number;
   /** Stable machine-readable code, e.g. "missing_parameter". */
   code: string;
   /** The parameter the error is about, when it is about one. */
   parameter?: string;
+  /** The HTTP answer's headers besides Content-Type (Allow, Retry-After), as [name, value] pairs. */
+  headers: [string, string][];
+  /** The HTTP answer's body: {"error": {"code", "message"}}. */
+  body: string;
 }

@@ -45,7 +45,7 @@ pub fn detect_stream(entry: &[u8]) -> Stream {
 
 /// What a finished feed says: how many entries the input held, and what
 /// became of them (rejections by their 0-based place in the whole input, the
-/// first few listed).
+/// first few listed as `"<source>: entry <n>: <reason>"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FeedReport {
     pub entries: usize,
@@ -300,6 +300,7 @@ impl LogFeed {
                 .reason
                 .strip_prefix(&line)
                 .unwrap_or(&rejection.reason);
+            let reason = format!("{}: entry {number}: {reason}", self.source);
             total.reject(number.saturating_sub(1), reason);
         }
         total.rejected_total += unlisted;
@@ -386,7 +387,9 @@ mod tests {
                 let rejection = &report.report.rejected[0];
                 assert_eq!(rejection.index, 2);
                 assert!(
-                    rejection.reason.starts_with("not valid JSON"),
+                    rejection
+                        .reason
+                        .starts_with("in.ndjson: entry 3: not valid JSON"),
                     "{rejection:?}"
                 );
                 assert_eq!(
@@ -405,7 +408,10 @@ mod tests {
                 );
                 let rejection = &report.report.rejected[0];
                 assert_eq!(rejection.index, 2);
-                assert_eq!(rejection.reason, "entry is not a JSON object");
+                assert_eq!(
+                    rejection.reason,
+                    "in.ndjson: entry 3: entry is not a JSON object"
+                );
                 assert_eq!(
                     (svc.stats().edge_entries, svc.stats().function_rows),
                     (1, 1)
@@ -440,7 +446,7 @@ mod tests {
             let rejection = &report.report.rejected[0];
             assert_eq!(
                 (rejection.index, rejection.reason.as_str()),
-                (2, "missing `timestamp`")
+                (2, "in.ndjson: entry 3: missing `timestamp`")
             );
             assert_eq!(
                 (svc.stats().edge_entries, svc.stats().function_rows),

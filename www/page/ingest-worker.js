@@ -3,8 +3,6 @@
 import { init, LogEndpoints, LogFeed } from "./pkg/web.js";
 
 const KEY = "page";
-/** The first bytes of a snapshot (`LogEndpoints.snapshot()`). */
-const SNAPSHOT_MAGIC = "LGENDSNP";
 let service;
 
 async function ready() {
@@ -30,10 +28,9 @@ async function* bytesOf(file) {
   }
 }
 
-/** Whether a file is a saved analysis (a snapshot), by its first bytes. */
+/** Whether a file is a saved analysis (a snapshot), by its first bytes (the module knows them). */
 async function isSnapshot(file) {
-  const head = new Uint8Array(await file.slice(0, SNAPSHOT_MAGIC.length).arrayBuffer());
-  return head.every((b, i) => b === SNAPSHOT_MAGIC.charCodeAt(i)) && head.length === SNAPSHOT_MAGIC.length;
+  return LogEndpoints.isSnapshot(new Uint8Array(await file.slice(0, 64).arrayBuffer()));
 }
 
 async function ingest({ files, stream }) {
@@ -73,8 +70,8 @@ async function ingest({ files, stream }) {
       const done = feed.finish();
       entries += done.entries;
       summary.accepted += done.accepted;
-      summary.rejected += done.rejected;
-      summary.reasons.push(...done.reasons.slice(0, 5 - summary.reasons.length));
+      summary.rejected += done.rejectedTotal;
+      summary.reasons.push(...done.rejected.slice(0, 5 - summary.reasons.length).map((r) => r.reason));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted });
     } catch (e) {
       const reason = e instanceof TypeError ? `${file.name} is not valid gzip` : e.message;
