@@ -1,11 +1,11 @@
 // Runs every case of tests/bad_inputs.json through the wasm package's JS API and
-// renders what came back as the README's table of bad inputs.
+// renders what came back as the table of bad inputs (docs/errors.md).
 //
 //   node scripts/bad-inputs-table.mjs           prints the table
-//   node scripts/bad-inputs-table.mjs --write   rewrites it in README.md
+//   node scripts/bad-inputs-table.mjs --write   rewrites it in docs/errors.md
 //
 // tests/node/bad-inputs.test.mjs checks each answer against the case's
-// expectation and fails when README.md's table is not what this prints.
+// expectation and fails when docs/errors.md's table is not what this prints.
 import { readFileSync, writeFileSync } from "node:fs";
 import { LogEndpoints } from "log-endpoints";
 
@@ -77,10 +77,10 @@ export function readmeSection(readme) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const generated = table();
   if (process.argv.includes("--write")) {
-    const path = new URL("../README.md", import.meta.url);
+    const path = new URL("../docs/errors.md", import.meta.url);
     const readme = readFileSync(path, "utf8");
     const current = readmeSection(readme);
-    if (!current) throw new Error(`README.md has no ${START} … ${END} section`);
+    if (!current) throw new Error(`docs/errors.md has no ${START} … ${END} section`);
     writeFileSync(path, readme.replace(current, generated));
   } else {
     console.log(generated);

@@ -1,4 +1,4 @@
-//! Query answers, and the result cache (README, "Contract decisions"): per (endpoint, parameter values), for
+//! Query answers, and the result cache (docs/contract.md, "Cache"): per (endpoint, parameter values), for
 //! the endpoint's cache seconds from when the result was computed. Warming
 //! re-computes entries that are still in use every cache-warming interval; an
 //! entry nobody has asked for in a whole cache period is dropped instead.

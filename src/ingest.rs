@@ -15,7 +15,7 @@ use crate::error::{Error, ErrorReport, Result};
 use crate::limits::Limits;
 use crate::timestamp::{self, Micros};
 
-/// The two log streams the endpoints read (contract section 1).
+/// The two log streams the endpoints read (docs/contract.md, "Entries").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stream {
     Edge,

@@ -9,16 +9,16 @@
 //! values come in and results and errors go out.
 
 // Basics: time, errors, JSON writing, request parameters and paths.
+pub mod timestamp;
 mod error;
 mod json;
 mod params;
 mod routes;
-pub mod timestamp;
 // Data: limits, reading batches, the columnar store and its snapshots.
-mod ingest;
 mod limits;
-mod snapshot;
+mod ingest;
 mod store;
+mod snapshot;
 // What endpoints declare for a sharded deployment (where rows are, how answers merge).
 mod reach;
 // The endpoints, one module each.
@@ -30,8 +30,8 @@ mod http;
 // The sharded deployment's rules.
 mod shard;
 // The service that ties them together, and files fed to it in pieces.
-mod feed;
 mod service;
+mod feed;
 // The JavaScript boundary.
 #[cfg(target_arch = "wasm32")]
 mod binding;

@@ -1,7 +1,7 @@
 //! usage.api-requests-count: how many API requests one project served in the
 //! last 24 hours, as Supabase's Management API route of that name answers
 //! (`{"result":[{"count":n}]}`). Its window is not published; 24 hours is the
-//! choice (see the README's contract decisions). This module owns the endpoint.
+//! choice (docs/contract.md, "Supabase's Management API route"). This module owns the endpoint.
 
 use serde::Serialize;
 use ts_rs::TS;

@@ -1,6 +1,6 @@
 // Every bad input of tests/bad_inputs.json through the wasm package's JS API: the
 // answer the case expects, an Error with status and code, a refused batch that
-// changed nothing; and the README's table is what these answers are.
+// changed nothing; and docs/errors.md's table is what these answers are.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -29,7 +29,7 @@ test(`each of the ${cases.length} bad inputs gets its documented answer through 
   }
 });
 
-test("the README's table of bad inputs is what the code answers", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  assert.equal(readmeSection(readme), table(), "README.md is out of step: run node scripts/bad-inputs-table.mjs --write");
+test("the table of bad inputs (docs/errors.md) is what the code answers", () => {
+  const readme = readFileSync(new URL("../../docs/errors.md", import.meta.url), "utf8");
+  assert.equal(readmeSection(readme), table(), "docs/errors.md is out of step: run node scripts/bad-inputs-table.mjs --write");
 });
