@@ -15,9 +15,8 @@
 //! first use (`Interner`). Version 1 (CRC-32) is no longer read.
 
 use crate::error::{Error, Result};
-use crate::store::{
-    Arena, EdgeTable, FunctionTable, Interner, ProjectRows, Span, Store, Sym, UrlTrigrams, NONE,
-};
+use crate::store::codec::{Fixed, Reader, Writer};
+use crate::store::{Arena, EdgeTable, FunctionTable, Interner, Store, Sym, UrlTrigrams};
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
 const VERSION: u32 = 2;
@@ -60,180 +59,43 @@ fn invalid(reason: impl Into<String>) -> Error {
     }
 }
 
-/// A value of fixed width in a column.
-trait Fixed: Sized + Copy {
-    const WIDTH: usize;
-    const ZERO: Self;
-    fn put(self, out: &mut Vec<u8>);
-    fn take(bytes: &[u8]) -> Option<Self>;
-}
-
-macro_rules! fixed_number {
-    ($($t:ty),+) => {$(
-        impl Fixed for $t {
-            const WIDTH: usize = std::mem::size_of::<$t>();
-            const ZERO: Self = 0 as $t;
-            fn put(self, out: &mut Vec<u8>) {
-                out.extend_from_slice(&self.to_le_bytes());
-            }
-            fn take(bytes: &[u8]) -> Option<Self> {
-                bytes.try_into().ok().map(<$t>::from_le_bytes)
-            }
-        }
-    )+};
-}
-fixed_number!(u8, u32, i32, u64, i64, f64);
-
-impl Fixed for (u32, u32) {
-    const WIDTH: usize = 8;
-    const ZERO: Self = (0, 0);
-    fn put(self, out: &mut Vec<u8>) {
-        self.0.put(out);
-        self.1.put(out);
-    }
-    fn take(bytes: &[u8]) -> Option<Self> {
-        let (a, b) = bytes.split_at_checked(4)?;
-        Some((u32::take(a)?, u32::take(b)?))
-    }
-}
-
-impl Fixed for Span {
-    const WIDTH: usize = 8;
-    const ZERO: Self = Span::NULL;
-    fn put(self, out: &mut Vec<u8>) {
-        self.to_parts().put(out);
-    }
-    fn take(bytes: &[u8]) -> Option<Self> {
-        <(u32, u32)>::take(bytes).map(|(at, len)| Span::from_parts(at, len))
-    }
-}
-
-#[derive(Default)]
-struct Writer {
-    out: Vec<u8>,
-}
-
-impl Writer {
-    fn column<T: Fixed>(&mut self, values: &[T]) {
-        (values.len() as u64).put(&mut self.out);
-        self.out.reserve(values.len() * T::WIDTH);
-        for &v in values {
-            v.put(&mut self.out);
-        }
-    }
-
-    fn interner(&mut self, names: &Interner) {
-        let (text, ends) = names.parts();
-        self.texts(&[text]);
-        self.column(ends);
-    }
-
-    fn texts<S: AsRef<str>>(&mut self, texts: &[S]) {
-        (texts.len() as u64).put(&mut self.out);
-        for text in texts {
-            (text.as_ref().len() as u64).put(&mut self.out);
-            self.out.extend_from_slice(text.as_ref().as_bytes());
-        }
-    }
-}
-
-struct Reader<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Reader<'a> {
-    fn bytes(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
-        let (head, rest) = self
-            .rest
-            .split_at_checked(n)
-            .ok_or_else(|| invalid(format!("it ends inside {what}")))?;
-        self.rest = rest;
-        Ok(head)
-    }
-
-    fn count(&mut self, what: &str) -> Result<usize> {
-        let n = u64::take(self.bytes(8, what)?).unwrap_or(u64::MAX);
-        // A count can never exceed the bytes left (every value takes one at least).
-        usize::try_from(n)
-            .ok()
-            .filter(|&n| n <= self.rest.len())
-            .ok_or_else(|| {
-                invalid(format!(
-                    "{what} claims {n} values, more than the bytes left"
-                ))
-            })
-    }
-
-    fn column<T: Fixed>(&mut self, what: &str) -> Result<Vec<T>> {
-        let n = self.count(what)?;
-        let width = n
-            .checked_mul(T::WIDTH)
-            .ok_or_else(|| invalid(format!("{what} is too long")))?;
-        let bytes = self.bytes(width, what)?;
-        // Every chunk has the width `take` reads; `map` (not `filter_map`) keeps
-        // the length known, so the column is allocated once.
-        Ok(bytes
-            .chunks_exact(T::WIDTH)
-            .map(|chunk| T::take(chunk).unwrap_or(T::ZERO))
-            .collect())
-    }
-
-    fn texts(&mut self, what: &str) -> Result<Vec<String>> {
-        let n = self.count(what)?;
-        let mut texts = Vec::with_capacity(n);
-        for _ in 0..n {
-            let len = self.count(what)?;
-            let bytes = self.bytes(len, what)?;
-            let text = simdutf8::basic::from_utf8(bytes)
-                .map_err(|_| invalid(format!("{what} holds text that is not UTF-8")))?;
-            texts.push(text.to_owned());
-        }
-        Ok(texts)
-    }
-
-    fn interner(&mut self, what: &str) -> Result<Interner> {
-        let mut text = self.texts(what)?;
-        let ends = self.column(what)?;
-        let text = match (text.pop(), text.is_empty()) {
-            (Some(text), true) => text,
-            _ => return Err(invalid(format!("{what} is not one text"))),
-        };
-        Interner::from_parts(text, ends)
-            .ok_or_else(|| invalid(format!("{what} are not cut where their text allows")))
-    }
-}
-
 /// The store as snapshot bytes.
 pub fn write(store: &Store) -> Vec<u8> {
     let mut w = Writer {
         out: vec![0; HEADER_BYTES],
     };
     let edge = &store.edge;
-    w.column(&edge.timestamp);
-    w.column(&edge.id);
-    w.column(&edge.event_message);
-    w.column(&edge.project);
-    w.column(&edge.metadata);
-    w.column(&edge.requests);
-    w.column(&edge.request_url);
-    w.column(&edge.request_areas);
+    edge.write_columns(&mut w);
     w.texts(edge.text.chunks());
-    w.interner(&edge.projects);
-    w.interner(&edge.urls);
+    write_interner(&mut w, &edge.projects);
+    write_interner(&mut w, &edge.urls);
     let (filter_words, url_project) = edge.url_trigrams.parts();
     w.column(filter_words);
     w.column(url_project);
     let functions = &store.functions;
-    w.column(&functions.timestamp);
-    w.column(&functions.project);
-    w.column(&functions.function);
-    w.column(&functions.execution_time_ms);
-    w.column(&functions.status_code);
-    w.interner(&functions.projects);
-    w.interner(&functions.functions);
+    functions.write_columns(&mut w);
+    write_interner(&mut w, &functions.projects);
+    write_interner(&mut w, &functions.functions);
 
     seal_in_place(&mut w.out);
     w.out
+}
+
+fn write_interner(w: &mut Writer, names: &Interner) {
+    let (text, ends) = names.parts();
+    w.texts(&[text]);
+    w.column(ends);
+}
+
+fn read_interner(r: &mut Reader, what: &str) -> Result<Interner> {
+    let mut text = r.texts(what)?;
+    let ends = r.column(what)?;
+    let text = match (text.pop(), text.is_empty()) {
+        (Some(text), true) => text,
+        _ => return Err(invalid(format!("{what} is not one text"))),
+    };
+    Interner::from_parts(text, ends)
+        .ok_or_else(|| invalid(format!("{what} are not cut where their text allows")))
 }
 
 /// The store a snapshot holds, checked whole before it is used.
@@ -260,22 +122,11 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
         return Err(invalid("corrupted: its checksum does not match"));
     }
     let mut r = Reader { rest: payload };
-    let mut edge = EdgeTable {
-        timestamp: r.column("edge timestamps")?,
-        id: r.column("edge ids")?,
-        event_message: r.column("edge messages")?,
-        project: r.column("edge projects")?,
-        metadata: r.column("edge metadata")?,
-        requests: r.column("edge requests")?,
-        request_url: r.column("request urls")?,
-        request_areas: r.column("request areas")?,
-        text: Arena::from_chunks(r.texts("edge text")?)
-            .ok_or_else(|| invalid("edge text has more chunks than spans address"))?,
-        projects: r.interner("edge project names")?,
-        urls: r.interner("url names")?,
-        by_project: ProjectRows::default(),
-        url_trigrams: UrlTrigrams::default(),
-    };
+    let mut edge = EdgeTable::read_columns(&mut r)?;
+    edge.text = Arena::from_chunks(r.texts("edge text")?)
+        .ok_or_else(|| invalid("edge text has more chunks than spans address"))?;
+    edge.projects = read_interner(&mut r, "edge project names")?;
+    edge.urls = read_interner(&mut r, "url names")?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
     let url_project: Vec<Sym> = r.column("url projects")?;
     edge.url_trigrams = UrlTrigrams::from_parts(
@@ -285,16 +136,9 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
         edge.urls.len(),
     )
     .ok_or_else(|| invalid("url trigram filters do not fit the table's projects and URLs"))?;
-    let mut functions = FunctionTable {
-        timestamp: r.column("function timestamps")?,
-        project: r.column("function projects")?,
-        function: r.column("function ids")?,
-        execution_time_ms: r.column("execution times")?,
-        status_code: r.column("status codes")?,
-        projects: r.interner("function project names")?,
-        functions: r.interner("function names")?,
-        by_project: ProjectRows::default(),
-    };
+    let mut functions = FunctionTable::read_columns(&mut r)?;
+    functions.projects = read_interner(&mut r, "function project names")?;
+    functions.functions = read_interner(&mut r, "function names")?;
     if !r.rest.is_empty() {
         return Err(invalid("bytes follow the last table"));
     }
@@ -305,27 +149,11 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     Ok(Store { edge, functions })
 }
 
-/// Checks are folds over whole columns rather than early exits: a snapshot is
-/// almost always valid, and a fold without branches is vectorised.
-fn symbols_within(column: &[Sym], names: &Interner) -> bool {
-    let len = names.len();
-    column
-        .iter()
-        .fold(true, |ok, &s| ok & ((s == NONE) | ((s as usize) < len)))
-}
-
+/// What the columns' declarations check (lengths, names and text in
+/// range), and what only the table knows: time order, request ranges, ids.
 fn check_edge(t: &EdgeTable) -> Result<()> {
-    let n = t.timestamp.len();
-    let lengths = [
-        t.id.len(),
-        t.event_message.len(),
-        t.project.len(),
-        t.metadata.len(),
-        t.requests.len(),
-    ];
-    if lengths.iter().any(|&len| len != n) || t.request_url.len() != t.request_areas.len() {
-        return Err(invalid("edge columns of different lengths"));
-    }
+    t.check_columns()
+        .map_err(|e| invalid(format!("edge table: {e}")))?;
     if !t.timestamp.is_sorted() {
         return Err(invalid("edge entries out of time order"));
     }
@@ -337,39 +165,17 @@ fn check_edge(t: &EdgeTable) -> Result<()> {
             "an edge entry's requests lie outside the request columns",
         ));
     }
-    if !symbols_within(&t.project, &t.projects) || !symbols_within(&t.request_url, &t.urls) {
-        return Err(invalid(
-            "an edge entry names a project or URL that is not listed",
-        ));
-    }
-    let resolves = |span: &Span| span.is_null() || t.text.get(*span).is_some();
-    if !t.id.iter().all(|s| !s.is_null() && resolves(s))
-        || !t.event_message.iter().all(resolves)
-        || !t.metadata.iter().all(resolves)
-    {
+    if t.id.iter().any(|s| s.is_null()) {
         return Err(invalid("an edge entry's text lies outside the text chunks"));
     }
     Ok(())
 }
 
 fn check_functions(t: &FunctionTable) -> Result<()> {
-    let n = t.timestamp.len();
-    let lengths = [
-        t.project.len(),
-        t.function.len(),
-        t.execution_time_ms.len(),
-        t.status_code.len(),
-    ];
-    if lengths.iter().any(|&len| len != n) {
-        return Err(invalid("function columns of different lengths"));
-    }
+    t.check_columns()
+        .map_err(|e| invalid(format!("function table: {e}")))?;
     if !t.timestamp.is_sorted() {
         return Err(invalid("function rows out of time order"));
-    }
-    if !symbols_within(&t.project, &t.projects) || !symbols_within(&t.function, &t.functions) {
-        return Err(invalid(
-            "a function row names a project or function that is not listed",
-        ));
     }
     Ok(())
 }
@@ -377,6 +183,7 @@ fn check_functions(t: &FunctionTable) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Span;
     use crate::{ApiKey, Config, LogEndpoints};
 
     fn service_with_logs() -> LogEndpoints {
@@ -444,14 +251,17 @@ mod tests {
             },
             "out of time order",
         );
-        refused(|s| s.edge.project[0] = 7, "not listed");
+        refused(
+            |s| s.edge.project[0] = 7,
+            "project points outside its projects",
+        );
         refused(
             |s| s.edge.requests[0] = (0, 9),
             "outside the request columns",
         );
         refused(
             |s| s.edge.id[0] = Span::from_parts(0, 1 << 20),
-            "text lies outside",
+            "id points outside its text",
         );
         refused(|s| s.edge.id[0] = Span::NULL, "text lies outside");
     }

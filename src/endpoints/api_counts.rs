@@ -18,7 +18,7 @@ use crate::ingest::area;
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
-use crate::store::{lower_bound, EdgeTable, Interner, Store, Sym, UrlTrigrams, NONE};
+use crate::store::{lower_bound, EdgeTable, Interner, Selected, Store, Sym, UrlTrigrams, NONE};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
 named_values! {
@@ -409,10 +409,6 @@ fn tally_requests(
     matched
 }
 
-/// How much smaller than the window the candidate projects' rows must be for
-/// them to be read one by one rather than the window scanned.
-const OWN_ROWS_FACTOR: usize = 3;
-
 /// `pattern`: the URL pattern, or `None` when every request of the selected
 /// entries counts.
 fn run(
@@ -446,23 +442,8 @@ fn run(
             })
         }
     };
-    let own: Option<Vec<&[u32]>> = candidates.map(|projects| {
-        projects
-            .iter()
-            .map(|&p| table.by_project.within(p, window.clone()))
-            .collect()
-    });
-    match own {
-        Some(own)
-            if own
-                .iter()
-                .map(|r| r.len())
-                .sum::<usize>()
-                .saturating_mul(OWN_ROWS_FACTOR)
-                < window.len() =>
-        {
-            count_own_rows(table, pattern, &own, width, rows);
-        }
+    match candidates.map(|projects| table.rows_of(&projects, window.clone())) {
+        Some(Selected::Own(own)) => count_own_rows(table, pattern, &own, width, rows),
         _ => count_by_scan(table, pattern, entry_project, window.start, width, rows),
     }
 }

@@ -81,9 +81,9 @@ impl Endpoint for ApiRequestsCount {
         let table = &store.edge;
         let count = match table.projects.lookup(&query.project) {
             Some(project) => {
-                let from = lower_bound(&table.timestamp, now.saturating_sub(WINDOW));
-                let projects = table.project.get(from..).unwrap_or_default();
-                projects.iter().filter(|&&p| p == project).count() as i64
+                let window = lower_bound(&table.timestamp, now.saturating_sub(WINDOW))..table.len();
+                let selected = table.rows_of(&[project], window);
+                selected.rows_of(&table.project, project).count() as i64
             }
             None => 0,
         };

@@ -134,51 +134,71 @@ impl Endpoint for CombinedStats {
         let (window, step) = query.interval.window_and_step();
         let first = truncate(now.saturating_sub(window), step);
         let last = truncate(now, step);
-        let mut bucket_start = first;
-        while bucket_start <= last && !rows.is_full() {
-            let from = lower_bound(&table.timestamp, bucket_start);
-            let to = lower_bound(&table.timestamp, bucket_start.saturating_add(step));
-            let mut row = CombinedStatsRow {
-                timestamp: bucket_start,
-                ..CombinedStatsRow::default()
+        let window = lower_bound(&table.timestamp, first)
+            ..lower_bound(&table.timestamp, last.saturating_add(step));
+        let mut buckets: Vec<Bucket> = Vec::new();
+        buckets.resize_with(((last - first) / step + 1) as usize, Bucket::default);
+        let selected = table.rows_of(&[project], window);
+        for row in selected.rows_of(&table.project, project) {
+            let (Some(&f), Some(&status), Some(&time), Some(&timestamp)) = (
+                table.function.get(row),
+                table.status_code.get(row),
+                table.execution_time_ms.get(row),
+                table.timestamp.get(row),
+            ) else {
+                continue;
             };
-            let (mut sum, mut timed, mut max) = (0.0, 0usize, f64::NEG_INFINITY);
-            for i in from..to {
-                let (Some(&p), Some(&f), Some(&status), Some(&time)) = (
-                    table.project.get(i),
-                    table.function.get(i),
-                    table.status_code.get(i),
-                    table.execution_time_ms.get(i),
-                ) else {
-                    break;
-                };
-                if p != project || f != function {
-                    continue;
-                }
-                row.requests_count += 1;
-                match status {
-                    NO_STATUS => {}
-                    200..=299 => row.success_count += 1,
-                    300..=399 => row.redirect_count += 1,
-                    400..=499 => row.client_err_count += 1,
-                    500.. => row.server_err_count += 1,
-                    _ => {}
-                }
-                if !time.is_nan() {
-                    sum += time;
-                    timed += 1;
-                    max = max.max(time);
-                }
+            let slot = ((timestamp - first) / step) as usize;
+            if let (true, Some(bucket)) = (f == function, buckets.get_mut(slot)) {
+                bucket.add(status, time);
             }
-            if timed > 0 {
-                row.avg_execution_time = Some(sum / timed as f64);
-                row.max_execution_time = Some(max);
+        }
+        for (slot, bucket) in buckets.into_iter().enumerate() {
+            if rows.is_full() {
+                break;
             }
-            if row.requests_count > 0 {
-                rows.push(&row);
+            if bucket.row.requests_count > 0 {
+                rows.push(&bucket.finish(first + slot as Micros * step));
             }
-            bucket_start = bucket_start.saturating_add(step);
         }
         Ok(())
+    }
+}
+
+/// One bucket's invocations as they are counted.
+#[derive(Default)]
+struct Bucket {
+    row: CombinedStatsRow,
+    sum: f64,
+    timed: usize,
+    max: Option<f64>,
+}
+
+impl Bucket {
+    fn add(&mut self, status: i32, time: f64) {
+        let row = &mut self.row;
+        row.requests_count += 1;
+        match status {
+            NO_STATUS => {}
+            200..=299 => row.success_count += 1,
+            300..=399 => row.redirect_count += 1,
+            400..=499 => row.client_err_count += 1,
+            500.. => row.server_err_count += 1,
+            _ => {}
+        }
+        if !time.is_nan() {
+            self.sum += time;
+            self.timed += 1;
+            self.max = Some(self.max.map_or(time, |max| max.max(time)));
+        }
+    }
+
+    fn finish(mut self, timestamp: Micros) -> CombinedStatsRow {
+        self.row.timestamp = timestamp;
+        if self.timed > 0 {
+            self.row.avg_execution_time = Some(self.sum / self.timed as f64);
+            self.row.max_execution_time = self.max;
+        }
+        self.row
     }
 }

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Reach};
-use crate::store::{lower_bound, FunctionTable, Store, Sym, NO_STATUS};
+use crate::store::{lower_bound, FunctionTable, Selected, Store, Sym, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
 named_values! {
@@ -179,10 +179,6 @@ fn from_order_key(key: u64) -> f64 {
     })
 }
 
-/// How much smaller than its window a project's share must be for its own rows
-/// to be read one by one rather than the window scanned (measured: bench/).
-const OWN_ROWS_FACTOR: usize = 3;
-
 /// Adds rows `own` (row numbers of one project within the window, in time
 /// order) to their buckets: each bucket's rows are found by binary search, so
 /// its times are allocated once and no row needs a division.
@@ -295,15 +291,14 @@ fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &
     let mut buckets: Vec<Bucket> = Vec::new();
     buckets.resize_with(bucket_count, Bucket::default);
 
-    // A project that holds a small share of the window reads only its own rows;
-    // otherwise the window's columns are scanned whole, which is faster per row.
     let window = lower_bound(&table.timestamp, first)
         ..lower_bound(&table.timestamp, last.saturating_add(step));
-    let own = table.by_project.within(project, window.clone());
-    if own.len().saturating_mul(OWN_ROWS_FACTOR) < window.len() {
-        fill_from_rows(table, own, function, first, step, &mut buckets);
-    } else {
-        fill_by_scan(table, project, function, first, step, &mut buckets);
+    match table.rows_of(&[project], window) {
+        Selected::Own(own) => {
+            let own = own.first().copied().unwrap_or_default();
+            fill_from_rows(table, own, function, first, step, &mut buckets);
+        }
+        Selected::Scan(_) => fill_by_scan(table, project, function, first, step, &mut buckets),
     }
 
     for (slot, bucket) in buckets.iter_mut().enumerate().filter(|(_, b)| b.count > 0) {

@@ -2,17 +2,23 @@
 //! repeat (projects, functions, URLs) are interned to `u32` ids; free text (ids,
 //! messages, raw metadata) lives in one arena per table and is addressed by spans.
 //! Tables are kept sorted by timestamp so every endpoint can binary-search its window.
-//! Each table names its columns once (`column_lists!`): reserving, permuting and
-//! sizing walk those lists, so a new column is one edit.
+//! Each table is declared once (`table!`, in `columns`): its columns with the
+//! value a row gives each, from which appending, reserving, permuting, sizing
+//! and the snapshot's writer, reader and checks follow.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
-use crate::ingest::{StagedEdge, StagedInvocation};
-
-pub mod project_index;
+use crate::ingest::{StagedEdge, StagedInvocation, StagedRequest};
 use crate::timestamp::Micros;
-pub use project_index::{ProjectRows, UrlTrigrams};
+
+pub(crate) mod codec;
+#[macro_use]
+pub(crate) mod columns;
+pub mod project_index;
+
+use columns::{grown, sum_columns, Column, PointsInto};
+pub use project_index::{ProjectRows, Selected, UrlTrigrams};
 
 /// Id of an interned string; `NONE` stands for null/absent.
 pub type Sym = u32;
@@ -149,79 +155,6 @@ pub(crate) enum NameCount {
     Exact,
 }
 
-/// Capacity a column grows to so that `additional` more fit: half again, or
-/// exactly what is needed. One rule for growing and for predicting growth, so
-/// the memory budget is checked against what the store will really hold.
-fn grown(len: usize, capacity: usize, additional: usize) -> usize {
-    let needed = len.saturating_add(additional);
-    if needed <= capacity {
-        capacity
-    } else {
-        needed.max(capacity + capacity / 2)
-    }
-}
-
-fn grow<T>(column: &mut Vec<T>, additional: usize) {
-    let target = grown(column.len(), column.capacity(), additional);
-    column.reserve_exact(target - column.len());
-}
-
-/// Bytes by which `column` grows for `additional` more values.
-fn growth<T>(column: &Vec<T>, additional: usize) -> usize {
-    (grown(column.len(), column.capacity(), additional) - column.capacity())
-        * std::mem::size_of::<T>()
-}
-
-/// What the store does with every column alike, whatever its element type.
-trait Column {
-    /// Grows the capacity so that `additional` more fit (by `grown`'s rule).
-    fn reserve_for(&mut self, additional: usize);
-    /// Bytes by which the column grows for `additional` more values.
-    fn growth_for(&self, additional: usize) -> usize;
-    fn heap_bytes(&self) -> usize;
-    /// Reorders the column so that position `i` holds what was at `order[i]`.
-    fn permute(&mut self, order: &[u32]);
-}
-
-impl<T: Copy> Column for Vec<T> {
-    fn reserve_for(&mut self, additional: usize) {
-        grow(self, additional);
-    }
-
-    fn growth_for(&self, additional: usize) -> usize {
-        growth(self, additional)
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.capacity() * std::mem::size_of::<T>()
-    }
-
-    fn permute(&mut self, order: &[u32]) {
-        permute(self, order);
-    }
-}
-
-/// Lists a table's columns once, as `&dyn Column`s: `$list` per group, and
-/// `$list_mut` for the same columns mutably.
-macro_rules! column_lists {
-    ($($list:ident / $list_mut:ident: [$($column:ident),+ $(,)?];)+) => {
-        $(
-            fn $list(&self) -> Vec<&dyn Column> {
-                vec![$(&self.$column),+]
-            }
-
-            fn $list_mut(&mut self) -> Vec<&mut dyn Column> {
-                vec![$(&mut self.$column),+]
-            }
-        )+
-    };
-}
-
-/// Sum of `f` over `columns`.
-fn sum_columns(columns: Vec<&dyn Column>, f: impl Fn(&dyn Column) -> usize) -> usize {
-    columns.into_iter().map(f).sum()
-}
-
 /// A slice of a table's text arena: chunk index in the top bits of `at`, offset
 /// within the chunk below; `len == u32::MAX` is null.
 #[derive(Clone, Copy, Debug)]
@@ -356,26 +289,50 @@ impl Arena {
     }
 }
 
+impl PointsInto<Interner> for Sym {
+    fn all_point_into(values: &[Sym], names: &Interner) -> bool {
+        let len = names.len();
+        values
+            .iter()
+            .fold(true, |ok, &s| ok & ((s == NONE) | ((s as usize) < len)))
+    }
+}
+
+impl PointsInto<Arena> for Span {
+    fn all_point_into(values: &[Span], text: &Arena) -> bool {
+        values.iter().all(|&s| s.is_null() || text.get(s).is_some())
+    }
+}
+
 /// Table slots per interned value (value list and hash map).
 const INTERNED_OVERHEAD: usize = 40;
 
-/// Edge request log entries (logs.all, usage.api-counts).
-#[derive(Default)]
-pub struct EdgeTable {
-    pub timestamp: Vec<Micros>,
-    pub id: Vec<Span>,
-    pub event_message: Vec<Span>,
-    pub project: Vec<Sym>,
-    pub metadata: Vec<Span>,
-    /// Each entry's requests: a range of `request_url` / `request_areas`.
-    pub requests: Vec<(u32, u32)>,
-    pub request_url: Vec<Sym>,
-    pub request_areas: Vec<u8>,
-    pub text: Arena,
-    pub projects: Interner,
-    pub urls: Interner,
-    pub by_project: ProjectRows,
-    pub url_trigrams: UrlTrigrams,
+table! {
+    /// Edge request log entries (logs.all, usage.api-counts).
+    pub struct EdgeTable {
+        // One row per entry.
+        group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedEdge, first_request: u32) {
+            timestamp: Micros = entry.timestamp;
+            id: Span [text] = table.text.push(&entry.id);
+            event_message: Span [text] = table.text.push_opt(entry.event_message.as_deref());
+            project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
+            metadata: Span [text] = table.text.push_opt(entry.metadata);
+            /// Each entry's requests: a range of the request columns.
+            requests: (u32, u32) = (first_request, entry.requests.len() as u32);
+        }
+        // One row per request of an entry.
+        group request_columns, request_columns_mut, fn push_request(table, request: &StagedRequest) {
+            request_url: Sym [urls] = table.urls.intern_opt(request.url.as_deref());
+            request_areas: u8 = request.areas;
+        }
+        parts {
+            text: Arena,
+            projects: Interner,
+            urls: Interner,
+            by_project: ProjectRows,
+            url_trigrams: UrlTrigrams,
+        }
+    }
 }
 
 /// The columns that say which URLs each edge entry's requests have.
@@ -397,34 +354,29 @@ impl<'a> EntryUrls<'a> {
     }
 }
 
-/// Function invocation rows (functions.invocation-stats): one per (metadata, response).
-#[derive(Default)]
-pub struct FunctionTable {
-    pub timestamp: Vec<Micros>,
-    pub project: Vec<Sym>,
-    pub function: Vec<Sym>,
-    /// `NaN` where the execution time is null.
-    pub execution_time_ms: Vec<f64>,
-    /// `i32::MIN` where the status code is null.
-    pub status_code: Vec<i32>,
-    pub projects: Interner,
-    pub functions: Interner,
-    pub by_project: ProjectRows,
+table! {
+    /// Function invocation rows (functions.invocation-stats): one per (metadata, response).
+    pub struct FunctionTable {
+        group row_columns, row_columns_mut, fn push_row(table, row: &StagedInvocation) {
+            timestamp: Micros = row.timestamp;
+            project: Sym [projects] = table.projects.intern_opt(row.project_ref.as_deref());
+            function: Sym [functions] = table.functions.intern_opt(row.function_id.as_deref());
+            /// `NaN` where the execution time is null.
+            execution_time_ms: f64 = row.execution_time_ms.unwrap_or(f64::NAN);
+            /// `NO_STATUS` where the status code is null.
+            status_code: i32 = row.status_code.map_or(NO_STATUS, |s| {
+                s.clamp(i64::from(i32::MIN + 1), i64::from(i32::MAX)) as i32
+            });
+        }
+        parts {
+            projects: Interner,
+            functions: Interner,
+            by_project: ProjectRows,
+        }
+    }
 }
 
 pub const NO_STATUS: i32 = i32::MIN;
-
-/// Reorders `column` so that position `i` holds what was at `order[i]`.
-/// The capacity is kept, so the memory budget's prediction holds.
-fn permute<T: Copy>(column: &mut Vec<T>, order: &[u32]) {
-    let mut reordered = Vec::with_capacity(column.capacity());
-    reordered.extend(
-        order
-            .iter()
-            .filter_map(|&i| column.get(i as usize).copied()),
-    );
-    *column = reordered;
-}
 
 /// Stable order of the rows by timestamp, or `None` when they are already sorted.
 fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Vec<u32>> {
@@ -456,9 +408,9 @@ fn reorder(order: Option<Vec<u32>>, columns: Vec<&mut dyn Column>) -> bool {
 }
 
 impl EdgeTable {
-    column_lists! {
-        entry_columns / entry_columns_mut: [timestamp, id, event_message, project, metadata, requests];
-        request_columns / request_columns_mut: [request_url, request_areas];
+    /// What a query for `projects` reads of the rows in `window` (see `Selected`).
+    pub fn rows_of(&self, projects: &[Sym], window: std::ops::Range<usize>) -> Selected<'_> {
+        self.by_project.select(projects, window)
     }
 
     pub fn len(&self) -> usize {
@@ -533,20 +485,11 @@ impl EdgeTable {
             column.reserve_for(requests);
         }
         for entry in entries {
-            self.timestamp.push(entry.timestamp);
-            self.id.push(self.text.push(&entry.id));
-            self.event_message
-                .push(self.text.push_opt(entry.event_message.as_deref()));
-            self.project
-                .push(self.projects.intern_opt(entry.project.as_deref()));
-            self.metadata.push(self.text.push_opt(entry.metadata));
-            let start = self.request_url.len() as u32;
+            let first_request = self.request_url.len() as u32;
             for request in &entry.requests {
-                self.request_url
-                    .push(self.urls.intern_opt(request.url.as_deref()));
-                self.request_areas.push(request.areas);
+                Self::push_request(self, request);
             }
-            self.requests.push((start, entry.requests.len() as u32));
+            Self::push_entry(self, entry, first_request);
         }
         self.url_trigrams.index(
             EntryUrls {
@@ -583,8 +526,9 @@ impl EdgeTable {
 }
 
 impl FunctionTable {
-    column_lists! {
-        row_columns / row_columns_mut: [timestamp, project, function, execution_time_ms, status_code];
+    /// What a query for `projects` reads of the rows in `window` (see `Selected`).
+    pub fn rows_of(&self, projects: &[Sym], window: std::ops::Range<usize>) -> Selected<'_> {
+        self.by_project.select(projects, window)
     }
 
     pub fn len(&self) -> usize {
@@ -620,17 +564,7 @@ impl FunctionTable {
             column.reserve_for(rows.len());
         }
         for row in rows {
-            self.timestamp.push(row.timestamp);
-            self.project
-                .push(self.projects.intern_opt(row.project_ref.as_deref()));
-            self.function
-                .push(self.functions.intern_opt(row.function_id.as_deref()));
-            self.execution_time_ms
-                .push(row.execution_time_ms.unwrap_or(f64::NAN));
-            self.status_code
-                .push(row.status_code.map_or(NO_STATUS, |s| {
-                    s.clamp(i64::from(i32::MIN + 1), i64::from(i32::MAX)) as i32
-                }));
+            Self::push_row(self, row);
         }
         let reordered = reorder(
             sort_order(&self.timestamp, first_new),

@@ -12,7 +12,8 @@
 
 use std::ops::Range;
 
-use super::{grow, grown, EntryUrls, Interner, Sym, NONE};
+use super::columns::{grow, grown};
+use super::{EntryUrls, Interner, Sym, NONE};
 
 /// Slot of a project in the indexes: 0 holds entries with no project.
 fn slot(project: Sym) -> usize {
@@ -29,6 +30,42 @@ fn grow_to<T>(list: &mut Vec<T>, len: usize, fill: impl FnMut() -> T) {
     if additional > 0 {
         grow(list, additional);
         list.resize_with(len, fill);
+    }
+}
+
+/// How much smaller than a time window the rows a query needs must be for
+/// them to be read one by one rather than the window scanned (measured:
+/// `node bench/bench.mjs`, the median and tail projects against the largest).
+const OWN_ROWS_FACTOR: usize = 3;
+
+/// The rows a query for some projects reads in a time window.
+pub enum Selected<'a> {
+    /// Each project's own rows in the window, in time order: together they
+    /// are a small share of it, so they are read one by one.
+    Own(Vec<&'a [u32]>),
+    /// The whole window (a range of rows), scanned and filtered by project:
+    /// the projects hold much of it, and a scan reads columns faster per row.
+    Scan(Range<usize>),
+}
+
+impl Selected<'_> {
+    /// Every selected row of `project`, in time order (`project_column`: the
+    /// table's project of each row).
+    pub fn rows_of<'b>(
+        &'b self,
+        project_column: &'b [Sym],
+        project: Sym,
+    ) -> Box<dyn Iterator<Item = usize> + 'b> {
+        match self {
+            Selected::Own(own) => {
+                Box::new(own.iter().flat_map(|rows| rows.iter().map(|&r| r as usize)))
+            }
+            Selected::Scan(range) => Box::new(
+                range
+                    .clone()
+                    .filter(move |&row| project_column.get(row) == Some(&project)),
+            ),
+        }
     }
 }
 
@@ -54,6 +91,22 @@ impl ProjectRows {
         let from = rows.partition_point(|&r| (r as usize) < range.start);
         let to = rows.partition_point(|&r| (r as usize) < range.end);
         rows.get(from..to).unwrap_or(&[])
+    }
+
+    /// What a query for `projects` reads of the rows in `window` (a time
+    /// window found by binary search on the table): their own rows, or the
+    /// whole window when they hold a large share of it.
+    pub fn select(&self, projects: &[Sym], window: Range<usize>) -> Selected<'_> {
+        let own: Vec<&[u32]> = projects
+            .iter()
+            .map(|&p| self.within(p, window.clone()))
+            .collect();
+        let held: usize = own.iter().map(|rows| rows.len()).sum();
+        if held.saturating_mul(OWN_ROWS_FACTOR) < window.len() {
+            Selected::Own(own)
+        } else {
+            Selected::Scan(window)
+        }
     }
 
     /// Upper bound of the bytes added by `rows` more rows of `new_projects` (at
