@@ -149,13 +149,28 @@ function toCsv(rows) {
   return [columns.join(","), ...rows.map((r) => columns.map((c) => quote(cell(r[c]))).join(","))].join("\n") + "\n";
 }
 
+/** A µs timestamp as ISO 8601 UTC, with its fraction only when it has one. */
+function isoOfMicros(us) {
+  const iso = new Date(Math.floor(us / 1000)).toISOString().slice(0, 19);
+  const fraction = ((us % 1e6) + 1e6) % 1e6;
+  return `${iso}${fraction ? `.${String(fraction).padStart(6, "0").replace(/0+$/, "")}` : ""}Z`;
+}
+
+/** A value as people read it in a table: times as ISO 8601, fractions rounded to 2 places (JSON and CSV keep them exact). */
+function readable(column, value) {
+  if (column === "timestamp" && Number.isInteger(value)) return isoOfMicros(value);
+  if (typeof value === "number" && !Number.isInteger(value)) return String(Math.round(value * 100) / 100);
+  return cell(value);
+}
+
 function toTable(rows) {
   if (rows.length === 0) return "(no rows)\n";
   const columns = Object.keys(rows[0]);
   const clip = (s) => (s.length > 48 ? s.slice(0, 47) + "…" : s);
-  const cells = rows.map((r) => columns.map((c) => clip(cell(r[c]))));
+  const cells = rows.map((r) => columns.map((c) => clip(readable(c, r[c]))));
+  const numeric = columns.map((c) => rows.every((r) => typeof r[c] === "number" || r[c] === null) && c !== "timestamp");
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
-  const line = (values) => values.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (values) => values.map((v, i) => (numeric[i] ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join("  ").trimEnd();
   return [line(columns), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n") + `\n(${rows.length} rows)\n`;
 }
 

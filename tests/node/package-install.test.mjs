@@ -208,6 +208,9 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     const table = cli("query", name, "--logs", "edge.ndjson", "--logs", "functions.json.gz", ...paramArgs, "--now", String(NOW), "--format", "table");
     assert.equal(table.status, 0, table.stderr);
     assert.match(table.stdout, new RegExp(`\\(${EXPECTED[i].result.length} rows\\)`));
+    // For people: ISO times, fractions rounded to 2 places; JSON keeps them exact.
+    if (name !== "usage.api-counts") assert.match(table.stdout, /(^|\s)20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z\s/);
+    if (name !== "logs.all") assert.doesNotMatch(table.stdout, /\b\d{16}\b|\.\d{3,}\b/, "no µs integers, no long fractions");
   }
   // Default now is the newest entry, so old downloads still show data.
   const latest = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");

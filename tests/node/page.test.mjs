@@ -114,6 +114,12 @@ test("functions.invocation-stats: chart and table match the library", async () =
   const sorted = await tableRows();
   const max = Math.max(...expected.map((r) => r.count));
   assert.equal(sorted[0][headers.indexOf("count")], max.toLocaleString("en-US"));
+  // At 1200 px the table fits the page, and its first column (the time) is whole and in view.
+  const fit = await page.$eval(".table-wrap", (wrap) => ({ scroll: wrap.scrollWidth, client: wrap.clientWidth, left: wrap.getBoundingClientRect().left }));
+  assert.ok(fit.scroll <= fit.client, `the table fits: ${fit.scroll} px in ${fit.client} px`);
+  const first = await page.$eval("#table td", (td) => ({ left: td.getBoundingClientRect().left, text: td.textContent, clipped: td.scrollWidth > td.clientWidth }));
+  assert.ok(first.left >= fit.left - 1 && !first.clipped, `the first column is in view: ${JSON.stringify(first)}`);
+  assert.match(first.text, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   await page.screenshot({ path: path.join(OUT, "page-invocation-stats.png"), fullPage: true });
 });
 

@@ -262,7 +262,7 @@ function showTable(rows) {
       const y = b[sortColumn] ?? -Infinity;
       return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
     });
-    const head = `<thead><tr>${columns.map((c) => `<th scope="col" data-column="${c}"${c === sortColumn ? ` aria-sort="${ascending ? "ascending" : "descending"}"` : ""}>${c}</th>`).join("")}</tr></thead>`;
+    const head = `<thead><tr>${columns.map((c) => `<th scope="col" data-column="${c}"${c === sortColumn ? ` aria-sort="${ascending ? "ascending" : "descending"}"` : ""}>${c.replaceAll("_", " ")}</th>`).join("")}</tr></thead>`;
     const body = sorted.map((r) => `<tr>${columns.map((c) => `<td>${escape(displayValue(c, r[c]))}</td>`).join("")}</tr>`).join("");
     table.innerHTML = `${head}<tbody>${body}</tbody>`;
   };
