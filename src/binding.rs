@@ -311,12 +311,15 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
     Ok(params)
 }
 
-fn request_from(value: JsValue) -> Result<HttpRequest, Error> {
-    from_js(value, |e| Error::InvalidConfig {
+/// A request as the host passes it, with the parameters it carries.
+fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
+    let request: HttpRequest = from_js(value, |e| Error::InvalidConfig {
         reason: format!(
             "{e} (expected {{ method, path, query?, apiKey?, authorization?, body? }})"
         ),
-    })
+    })?;
+    let params = request.params()?;
+    Ok((request, params))
 }
 
 fn micros_of(ms: f64) -> Micros {
@@ -461,8 +464,7 @@ impl JsLogEndpoints {
     /// asks the shards it names, wave by wave, and serves its `answer()`.
     #[wasm_bindgen(js_name = shardQuery)]
     pub fn shard_query(&self, request: JsValue) -> Result<JsShardQuery, JsValue> {
-        let request = request_from(request)?;
-        let params = request.params()?;
+        let (request, params) = request_from(request)?;
         let query = self.inner.borrow().shard_query(
             &request.path,
             &params,
@@ -503,7 +505,10 @@ impl JsLogEndpoints {
     /// `authorizeRequest(request)`: `authorizeIngest` with the key the request presents.
     #[wasm_bindgen(js_name = authorizeRequest)]
     pub fn authorize_request(&self, request: JsValue) -> Result<(), JsValue> {
-        let request = request_from(request)?;
+        let request: HttpRequest = from_js(
+            request,
+            bad_answer("{ method, path, apiKey?, authorization? }"),
+        )?;
         Ok(self
             .inner
             .borrow()
@@ -557,8 +562,7 @@ impl JsLogEndpoints {
     #[wasm_bindgen(js_name = answerRequest)]
     pub fn answer_request(&mut self, request: JsValue) -> Result<JsValue, JsValue> {
         let now = self.now_micros();
-        let request = request_from(request)?;
-        let params = request.params()?;
+        let (request, params) = request_from(request)?;
         let out = self.inner.borrow_mut().query_path(
             &request.path,
             &params,

@@ -5,11 +5,11 @@
 //! `QueryAnswer` by the front).
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use crate::cache::{CacheStatus, QueryAnswer};
 use crate::error::{Error, Result};
 use crate::ingest::IngestReport;
+use crate::json::Fields;
 use crate::params::Params;
 
 /// Largest POST body of query parameters.
@@ -23,40 +23,35 @@ pub struct HttpAnswer {
     pub body: String,
 }
 
-fn owned(headers: Vec<(&'static str, String)>) -> Vec<(String, String)> {
-    headers
-        .into_iter()
-        .map(|(name, value)| (name.to_owned(), value))
-        .collect()
+impl HttpAnswer {
+    fn new(status: u16, headers: Vec<(&'static str, String)>, body: String) -> HttpAnswer {
+        let headers = headers
+            .into_iter()
+            .map(|(name, value)| (name.to_owned(), value))
+            .collect();
+        HttpAnswer {
+            status,
+            headers,
+            body,
+        }
+    }
 }
 
 impl From<&Error> for HttpAnswer {
     fn from(error: &Error) -> HttpAnswer {
-        HttpAnswer {
-            status: error.status(),
-            headers: owned(error.headers()),
-            body: error.body(),
-        }
+        HttpAnswer::new(error.status(), error.headers(), error.body())
     }
 }
 
 impl From<&IngestReport> for HttpAnswer {
     fn from(report: &IngestReport) -> HttpAnswer {
-        HttpAnswer {
-            status: report.status(),
-            headers: owned(report.headers()),
-            body: report.body(),
-        }
+        HttpAnswer::new(report.status(), report.headers(), report.body())
     }
 }
 
 impl From<&QueryAnswer> for HttpAnswer {
     fn from(answer: &QueryAnswer) -> HttpAnswer {
-        HttpAnswer {
-            status: 200,
-            headers: owned(answer.headers()),
-            body: answer.body.to_string(),
-        }
+        HttpAnswer::new(200, answer.headers(), answer.body.to_string())
     }
 }
 
@@ -187,7 +182,7 @@ pub fn post_params(body: &[u8]) -> Result<Params> {
         return Ok(Params::new());
     }
     // The fields in their order (the last of a repeated one wins, as in a query string).
-    let fields = serde_json::from_str::<Fields>(text)
+    let fields = serde_json::from_str::<Fields<String>>(text)
         .map(|f| f.0)
         .map_err(|e| not_an_object(format!(" ({e})")))?;
     let mut params = Params::new();
@@ -211,34 +206,6 @@ fn number_text(text: &str) -> String {
         Ok(n) if n.fract() == 0.0 && n.abs() < 1e21 => format!("{n}"),
         Ok(n) => n.to_string(),
         Err(_) => text.to_owned(),
-    }
-}
-
-/// An object's fields in their order, values unparsed.
-struct Fields<'a>(Vec<(String, &'a RawValue)>);
-
-impl<'de: 'a, 'a> serde::Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
-            type Value = Fields<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                mut map: M,
-            ) -> std::result::Result<Fields<'a>, M::Error> {
-                let mut fields = Vec::new();
-                while let Some(entry) = map.next_entry::<String, &'de RawValue>()? {
-                    fields.push(entry);
-                }
-                Ok(Fields(fields))
-            }
-        }
-        deserializer.deserialize_map(Visit(std::marker::PhantomData))
     }
 }
 
@@ -325,7 +292,7 @@ mod tests {
             warning: Some("w".into()),
             shards: Some(3),
         };
-        let headers: Vec<(String, String)> = owned(answer.headers());
+        let headers = HttpAnswer::from(&answer).headers;
         assert_eq!(
             QueryAnswer::from_http(answer.body.to_string(), &headers),
             answer

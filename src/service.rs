@@ -59,25 +59,63 @@ pub struct LogEndpoints {
     limits: Limits,
 }
 
-/// Parses a Management API call, whose path names the project.
-fn management_call(
-    kind: EndpointKind,
-    project_ref: &str,
-    params: &Params,
-    limits: &Limits,
-) -> Result<Query> {
-    // The path's project is a parameter like any other: same limit.
-    if project_ref.len() > limits.max_param_bytes {
-        return Err(Error::invalid(
-            "project",
-            format!(
-                "{} bytes long, longer than the limit of {} bytes",
-                project_ref.len(),
-                limits.max_param_bytes
-            ),
-        ));
+/// Which endpoint a call names, and by which route: the route decides how
+/// the endpoint is named and how its parameters read.
+enum Call<'a> {
+    /// Logflare's path: an endpoint by name or UUID, its own parameters.
+    Logflare { endpoint: &'a str },
+    /// Supabase's Management API: the project in the path, an endpoint by
+    /// name, that API's parameters.
+    Management {
+        project_ref: &'a str,
+        endpoint: &'a str,
+    },
+}
+
+impl<'a> Call<'a> {
+    /// The call a query path makes; any other path is 404.
+    fn of(route: &'a Route, path: &str) -> Result<Call<'a>> {
+        match route {
+            Route::Query { endpoint } => Ok(Call::Logflare { endpoint }),
+            Route::Management {
+                project_ref,
+                endpoint,
+            } => Ok(Call::Management {
+                project_ref,
+                endpoint,
+            }),
+            Route::Ingest { .. } => Err(Error::NotFound {
+                path: path.chars().take(200).collect(),
+            }),
+        }
     }
-    Query::parse_management(kind, project_ref, params, limits)
+
+    fn resolve(&self) -> Result<EndpointKind> {
+        match self {
+            Call::Logflare { endpoint } => EndpointKind::resolve(endpoint),
+            Call::Management { endpoint, .. } => EndpointKind::resolve_management(endpoint),
+        }
+    }
+
+    fn parse(&self, kind: EndpointKind, params: &Params, limits: &Limits) -> Result<Query> {
+        match self {
+            Call::Logflare { .. } => Query::parse(kind, params, limits),
+            Call::Management { project_ref, .. } => {
+                // The path's project is a parameter like any other: same limit.
+                if project_ref.len() > limits.max_param_bytes {
+                    return Err(Error::invalid(
+                        "project",
+                        format!(
+                            "{} bytes long, longer than the limit of {} bytes",
+                            project_ref.len(),
+                            limits.max_param_bytes
+                        ),
+                    ));
+                }
+                Query::parse_management(kind, project_ref, params, limits)
+            }
+        }
+    }
 }
 
 impl LogEndpoints {
@@ -225,13 +263,10 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryAnswer> {
-        self.run_call(
-            api_key,
-            now,
-            params,
-            || EndpointKind::resolve(name_or_uuid),
-            |kind, limits| Query::parse(kind, params, limits),
-        )
+        let call = Call::Logflare {
+            endpoint: name_or_uuid,
+        };
+        self.answer(call, params, api_key, now)
     }
 
     /// Runs an endpoint through Supabase's Management API route, where the
@@ -244,13 +279,11 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryAnswer> {
-        self.run_call(
-            api_key,
-            now,
-            params,
-            || EndpointKind::resolve_management(name),
-            |kind, limits| management_call(kind, project_ref, params, limits),
-        )
+        let call = Call::Management {
+            project_ref,
+            endpoint: name,
+        };
+        self.answer(call, params, api_key, now)
     }
 
     /// Runs the query a path asks for (`/api/endpoints/query/…` or
@@ -262,8 +295,8 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryAnswer> {
-        let (query, warning) = self.validate_path(path, params, api_key)?;
-        self.execute(query, warning, now)
+        let route = Route::parse(path)?;
+        self.answer(Call::of(&route, path)?, params, api_key, now)
     }
 
     /// What a sharded deployment does for the call a path asks for: the call
@@ -277,7 +310,8 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<ShardQuery> {
-        let (query, warning) = self.validate_path(path, params, api_key)?;
+        let route = Route::parse(path)?;
+        let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key)?;
         let kind = query.kind();
         let plan = QueryPlan::new(
             kind.name(),
@@ -317,43 +351,14 @@ impl LogEndpoints {
         crate::shard::merge_answers(EndpointKind::resolve(endpoint)?.merge(), parts)
     }
 
-    fn validate_path(
-        &self,
-        path: &str,
-        params: &Params,
-        api_key: Option<&str>,
-    ) -> Result<(Query, Option<String>)> {
-        match Route::parse(path)? {
-            Route::Query { endpoint } => self.validate(
-                api_key,
-                params,
-                || EndpointKind::resolve(&endpoint),
-                |kind, limits| Query::parse(kind, params, limits),
-            ),
-            Route::Management {
-                project_ref,
-                endpoint,
-            } => self.validate(
-                api_key,
-                params,
-                || EndpointKind::resolve_management(&endpoint),
-                |kind, limits| management_call(kind, &project_ref, params, limits),
-            ),
-            Route::Ingest { .. } => Err(Error::NotFound {
-                path: path.chars().take(200).collect(),
-            }),
-        }
-    }
-
-    fn run_call(
+    fn answer(
         &mut self,
+        call: Call,
+        params: &Params,
         api_key: Option<&str>,
         now: Micros,
-        params: &Params,
-        resolve: impl FnOnce() -> Result<EndpointKind>,
-        parse: impl FnOnce(EndpointKind, &Limits) -> Result<Query>,
     ) -> Result<QueryAnswer> {
-        let (query, warning) = self.validate(api_key, params, resolve, parse)?;
+        let (query, warning) = self.validate(call, params, api_key)?;
         self.execute(query, warning, now)
     }
 
@@ -361,13 +366,12 @@ impl LogEndpoints {
     /// to the key's projects, and the warning its answer carries.
     fn validate(
         &self,
-        api_key: Option<&str>,
+        call: Call,
         params: &Params,
-        resolve: impl FnOnce() -> Result<EndpointKind>,
-        parse: impl FnOnce(EndpointKind, &Limits) -> Result<Query>,
+        api_key: Option<&str>,
     ) -> Result<(Query, Option<String>)> {
         let key = self.keys.check(api_key, Purpose::Query)?;
-        let kind = resolve()?;
+        let kind = call.resolve()?;
         key.may_use(kind)?;
         if let Some((name, len)) = params.longer_than(self.limits.max_param_bytes) {
             return Err(Error::invalid(
@@ -378,7 +382,7 @@ impl LogEndpoints {
                 ),
             ));
         }
-        let query = parse(kind, &self.limits)?;
+        let query = call.parse(kind, params, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
         Ok((query, ignored_parameters_warning(kind, params)))

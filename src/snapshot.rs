@@ -16,7 +16,9 @@
 
 use crate::error::{Error, Result};
 use crate::store::codec::{Fixed, Reader, Writer};
-use crate::store::{Arena, EdgeTable, FunctionTable, Interner, Store, Sym, UrlTrigrams};
+use crate::store::{
+    Arena, EdgeTable, FunctionTable, Interner, ProjectRows, Store, Sym, UrlTrigrams,
+};
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
 const VERSION: u32 = 2;
@@ -144,8 +146,8 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     }
     check_edge(&edge)?;
     check_functions(&functions)?;
-    edge.rebuild_project_rows();
-    functions.rebuild_project_rows();
+    edge.by_project = ProjectRows::from_column(&edge.project);
+    functions.by_project = ProjectRows::from_column(&functions.project);
     Ok(Store { edge, functions })
 }
 

@@ -90,7 +90,7 @@ impl Endpoint for LogsAll {
         cache_warming_seconds: None,
         parameters: &[
             Parameter::text("project", true, "abcdefghijklmnopqrst", "project reference; only its entries are returned"),
-            Parameter::optional_choice("project_tier", ProjectTier::NAMES, "FREE", "retention window: 1 day FREE, 7 days PRO, 90 days PAYG and ENTERPRISE; any other value, or none, behaves as FREE"),
+            Parameter::choice("project_tier", ProjectTier::NAMES, "FREE", "retention window: 1 day FREE, 7 days PRO, 90 days PAYG and ENTERPRISE; any other value, or none, behaves as FREE").optional(),
             Parameter::text("iso_timestamp_start", false, "2026-11-20T10:00:00Z", "exclusive lower bound (ISO 8601); empty means none"),
             Parameter::text("iso_timestamp_end", false, "2026-11-20 12:00:00", "inclusive upper bound (ISO 8601); empty means none"),
         ],

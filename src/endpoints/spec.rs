@@ -67,19 +67,6 @@ impl Parameter {
         }
     }
 
-    /// An optional parameter with named values: absent, it is `default`.
-    pub const fn optional_choice(
-        name: &'static str,
-        values: &'static [&'static str],
-        default: &'static str,
-        meaning: &'static str,
-    ) -> Parameter {
-        Parameter {
-            required: false,
-            ..Parameter::choice(name, values, default, meaning)
-        }
-    }
-
     /// A required parameter with named values.
     pub const fn choice(
         name: &'static str,
@@ -94,6 +81,14 @@ impl Parameter {
             default: Some(default),
             example: default,
             meaning,
+        }
+    }
+
+    /// The same parameter, optional: absent, it is its `default`.
+    pub const fn optional(self) -> Parameter {
+        Parameter {
+            required: false,
+            ..self
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::cache::{CacheStatus, QueryAnswer};
@@ -21,32 +21,7 @@ struct Body<'a> {
 }
 
 /// A row's fields in their order, values as sent.
-struct Fields<'a>(Vec<(&'a str, &'a RawValue)>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: serde::Deserializer<'de>>(
-        deserializer: D,
-    ) -> std::result::Result<Self, D::Error> {
-        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
-            type Value = Fields<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a row object")
-            }
-            fn visit_map<M: serde::de::MapAccess<'de>>(
-                self,
-                mut map: M,
-            ) -> std::result::Result<Fields<'a>, M::Error> {
-                let mut fields = Vec::new();
-                while let Some(entry) = map.next_entry::<&'de str, &'de RawValue>()? {
-                    fields.push(entry);
-                }
-                Ok(Fields(fields))
-            }
-        }
-        deserializer.deserialize_map(Visit(std::marker::PhantomData))
-    }
-}
+type Fields<'a> = json::Fields<'a, &'a str>;
 
 /// A bucket key: a number (microseconds) or a datetime text (fixed width, so
 /// its text order is its time order).
@@ -238,18 +213,19 @@ pub fn merge_answers(rule: Merge, parts: &[QueryAnswer]) -> Result<QueryAnswer> 
     Ok(QueryAnswer::new(body.into(), cache, warning))
 }
 
-/// What one shard did with its part of a batch: its report, or why it kept nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PartOutcome {
-    /// The part's entries' indexes in the batch.
-    pub indexes: Vec<usize>,
-    /// The shard's report, when it stored the part …
-    #[serde(default)]
-    pub report: Option<IngestReport>,
-    /// … or why it did not: nothing of it was kept.
-    #[serde(default)]
-    pub error: Option<ErrorReport>,
+/// What one shard did with its part of a batch (`indexes`: the part's
+/// entries' places in the batch): stored it, with its report, or kept
+/// nothing of it, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PartOutcome {
+    Stored {
+        indexes: Vec<usize>,
+        report: IngestReport,
+    },
+    Failed {
+        indexes: Vec<usize>,
+        error: ErrorReport,
+    },
 }
 
 /// What the front knows of one shard's part after sending it: the shard's
@@ -269,29 +245,29 @@ pub struct PartAnswer {
 
 impl PartAnswer {
     pub fn outcome(self) -> PartOutcome {
-        let body = self.body.unwrap_or_default();
-        let (report, error) = match (self.status, self.failure) {
-            (Some(200), None) => match serde_json::from_str::<IngestReport>(&body) {
-                Ok(report) => (Some(report), None),
-                Err(e) => (
-                    None,
-                    Some(ErrorReport::from(&Error::BadShardAnswer {
-                        reason: format!("an ingest report that does not read ({e})"),
-                    })),
-                ),
-            },
-            (Some(status), None) => (None, Some(ErrorReport::from_answer(status, &body))),
-            (_, failure) => (
-                None,
-                Some(ErrorReport::from(&Error::Unavailable {
-                    reason: failure.unwrap_or_else(|| "the shard did not answer".into()),
-                })),
-            ),
+        let indexes = self.indexes;
+        let failed = |error: Error| PartOutcome::Failed {
+            indexes: indexes.clone(),
+            error: ErrorReport::from(&error),
         };
-        PartOutcome {
-            indexes: self.indexes,
-            report,
-            error,
+        let body = self.body.unwrap_or_default();
+        match (self.status, self.failure) {
+            (Some(200), None) => match serde_json::from_str::<IngestReport>(&body) {
+                Ok(report) => PartOutcome::Stored {
+                    indexes: indexes.clone(),
+                    report,
+                },
+                Err(e) => failed(Error::BadShardAnswer {
+                    reason: format!("an ingest report that does not read ({e})"),
+                }),
+            },
+            (Some(status), None) => PartOutcome::Failed {
+                error: ErrorReport::from_answer(status, &body),
+                indexes,
+            },
+            (_, failure) => failed(Error::Unavailable {
+                reason: failure.unwrap_or_else(|| "the shard did not answer".into()),
+            }),
         }
     }
 }
@@ -306,32 +282,31 @@ pub fn combine_ingest(split: IngestReport, parts: Vec<PartOutcome>) -> IngestRep
     let mut kept = BTreeSet::new();
     let mut not_kept = BTreeSet::new();
     for part in parts {
-        match (part.report, part.error) {
-            (Some(shard), None) => {
+        match part {
+            PartOutcome::Stored {
+                indexes,
+                report: shard,
+            } => {
                 let refused: BTreeSet<usize> = shard.rejected.iter().map(|r| r.index).collect();
                 let unlisted = shard.rejected_total - shard.rejected.len();
                 for r in shard.rejected {
-                    if let Some(&index) = part.indexes.get(r.index) {
+                    if let Some(&index) = indexes.get(r.index) {
                         report.reject(index, r.reason);
                     }
                 }
                 report.rejected_total += unlisted;
                 report.newest_timestamp = report.newest_timestamp.max(shard.newest_timestamp);
                 kept.extend(
-                    part.indexes
+                    indexes
                         .iter()
                         .enumerate()
                         .filter(|(i, _)| !refused.contains(i))
                         .map(|(_, &index)| index),
                 );
             }
-            (_, failure) => {
-                report.error = report.error.take().or(failure).or_else(|| {
-                    Some(ErrorReport::from(&Error::Unavailable {
-                        reason: "a shard gave no report".into(),
-                    }))
-                });
-                not_kept.extend(part.indexes);
+            PartOutcome::Failed { indexes, error } => {
+                report.error = report.error.take().or(Some(error));
+                not_kept.extend(indexes);
             }
         }
     }
@@ -419,19 +394,23 @@ mod tests {
             report
         };
         let parts = |second_fails: bool| {
-            vec![
-                PartOutcome {
-                    indexes: vec![0, 3],
-                    report: Some(stored(2)),
-                    error: None,
-                },
-                PartOutcome {
+            let second = if second_fails {
+                PartOutcome::Failed {
                     indexes: vec![2, 3],
-                    report: (!second_fails).then(|| stored(2)),
-                    error: second_fails.then(|| {
-                        ErrorReport::from(&Error::StorageUnavailable { reason: "x".into() })
-                    }),
+                    error: ErrorReport::from(&Error::StorageUnavailable { reason: "x".into() }),
+                }
+            } else {
+                PartOutcome::Stored {
+                    indexes: vec![2, 3],
+                    report: stored(2),
+                }
+            };
+            vec![
+                PartOutcome::Stored {
+                    indexes: vec![0, 3],
+                    report: stored(2),
                 },
+                second,
             ]
         };
         let all = combine_ingest(split(), parts(false));
@@ -446,11 +425,13 @@ mod tests {
             (502, 1, Some(vec![2, 3]))
         );
         assert_eq!(some.error.map(|e| e.status), Some(503));
-        let nothing = vec![PartOutcome {
+        let nothing = vec![PartAnswer {
             indexes: vec![0],
-            report: None,
-            error: None,
-        }];
+            status: None,
+            body: None,
+            failure: None,
+        }
+        .outcome()];
         assert_eq!(combine_ingest(split(), nothing).status(), 503);
     }
 }

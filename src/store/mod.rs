@@ -508,12 +508,6 @@ impl EdgeTable {
         self.by_project.update(&self.project, first_new, reordered);
     }
 
-    /// Builds the rows of each project of a table read from a snapshot.
-    pub(crate) fn rebuild_project_rows(&mut self) {
-        self.by_project = ProjectRows::default();
-        self.by_project.update(&self.project, 0, false);
-    }
-
     pub fn heap_bytes(&self) -> usize {
         sum_columns(self.entry_columns(), |c| c.heap_bytes())
             + sum_columns(self.request_columns(), |c| c.heap_bytes())
@@ -571,12 +565,6 @@ impl FunctionTable {
             self.row_columns_mut(),
         );
         self.by_project.update(&self.project, first_new, reordered);
-    }
-
-    /// Builds the rows of each project of a table read from a snapshot.
-    pub(crate) fn rebuild_project_rows(&mut self) {
-        self.by_project = ProjectRows::default();
-        self.by_project.update(&self.project, 0, false);
     }
 
     pub fn heap_bytes(&self) -> usize {

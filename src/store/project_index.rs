@@ -79,6 +79,13 @@ pub struct ProjectRows {
 }
 
 impl ProjectRows {
+    /// The rows of each project of a whole project column (a table read from a snapshot).
+    pub(crate) fn from_column(projects: &[Sym]) -> ProjectRows {
+        let mut rows = ProjectRows::default();
+        rows.update(projects, 0, false);
+        rows
+    }
+
     /// The rows of `project`, in time order.
     pub fn of(&self, project: Sym) -> &[u32] {
         self.slots.get(slot(project)).map_or(&[], Vec::as_slice)

@@ -57,23 +57,20 @@ export async function readBody(request, limit) {
   if (!request.body) return new Uint8Array(0);
   const decoding = bodyDecoding(request.headers.get("Content-Encoding"));
   const stream = decoding ? request.body.pipeThrough(new DecompressionStream(decoding)) : request.body;
-  const parts = [];
   let total = 0;
+  const counted = stream.pipeThrough(
+    new TransformStream({
+      transform(chunk, controller) {
+        total += chunk.byteLength;
+        if (total > limit) throw bodyTooLarge(limit);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
   try {
-    for await (const chunk of stream) {
-      total += chunk.byteLength;
-      if (total > limit) throw bodyTooLarge(limit);
-      parts.push(chunk);
-    }
+    return new Uint8Array(await new Response(counted).arrayBuffer());
   } catch (e) {
     if (isServiceError(e)) throw e;
     throw unreadableBody(e.message);
   }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.byteLength;
-  }
-  return bytes;
 }
