@@ -84,6 +84,8 @@ export interface LogEndpointsError extends Error {
   code: string;
   /** The parameter the error is about, when it is about one. */
   parameter?: string;
+  /** What is wrong with that parameter, in plain words (e.g. "project is required"). */
+  problem?: string;
   /** The HTTP answer's headers besides Content-Type (Allow, Retry-After), as [name, value] pairs. */
   headers: [string, string][];
   /** The HTTP answer's body: {"error": {"code", "message"}}. */

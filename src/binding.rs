@@ -145,6 +145,9 @@ impl From<Error> for JsValue {
         if let Some(parameter) = error.parameter() {
             set("parameter", JsValue::from(parameter));
         }
+        if let Some(problem) = error.parameter_problem() {
+            set("problem", JsValue::from(problem));
+        }
         set("headers", to_js(&answer.headers).unwrap_or(JsValue::NULL));
         set("body", JsValue::from(answer.body));
         js.into()

@@ -142,6 +142,16 @@ impl Error {
         }
     }
 
+    /// What is wrong with the parameter the error is about, in plain words
+    /// (a form shows it beside that parameter's control).
+    pub fn parameter_problem(&self) -> Option<String> {
+        match self {
+            Error::MissingParameter { name } => Some(format!("{name} is required")),
+            Error::InvalidParameter { reason, .. } => Some(reason.clone()),
+            _ => None,
+        }
+    }
+
     /// Seconds after which a retry may succeed (`Retry-After`), for the
     /// statuses a log shipper retries on.
     pub fn retry_after_seconds(&self) -> Option<u32> {

@@ -182,7 +182,7 @@ function clearErrors() {
 function showError(error) {
   // The module names the parameter an error is about.
   const field = error.parameter && activeFields().find((f) => f.dataset.param === error.parameter);
-  const plain = error.code === "missing_parameter" ? `${error.parameter} is required` : error.message.replace(/^invalid parameter `[^`]+`: /, "");
+  const plain = error.problem ?? error.message;
   if (field) {
     field.classList.add("invalid");
     field.querySelector(".field-error").textContent = plain;

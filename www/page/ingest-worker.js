@@ -108,6 +108,6 @@ onmessage = async ({ data }) => {
       : await query(data);
     postMessage({ type: "done", id: data.id, answer });
   } catch (e) {
-    postMessage({ type: "failed", id: data.id, error: { message: e.message, status: e.status, code: e.code, parameter: e.parameter } });
+    postMessage({ type: "failed", id: data.id, error: { message: e.message, status: e.status, code: e.code, parameter: e.parameter, problem: e.problem } });
   }
 };
