@@ -20,7 +20,9 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::routes::Route;
 use crate::service::{Config, LogEndpoints};
-use crate::shard::{PartAnswer, QueryPlan, Retention, ShardDirectory, ShardQuery};
+use crate::shard::{
+    refusal_is_final, Delivery, Gather, QueryPlan, Retention, Round, ShardDirectory, ShardQuery,
+};
 use crate::timestamp::{Micros, DAY};
 
 // The shared types of the JS API. Each endpoint's parameter and row types are
@@ -91,6 +93,8 @@ export interface Constants {
   retentionDays: number;
   /** Largest POST body of query parameters, in bytes. */
   paramsBodyBytes: number;
+  /** Most calls one object of the edge deployment has in flight to others. */
+  maxConcurrent: number;
 }
 export interface QueryAnswer {
   body: string;
@@ -350,6 +354,7 @@ struct RouteInfo<'a> {
 struct Constants {
     retention_days: i64,
     params_body_bytes: usize,
+    max_concurrent: usize,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -409,11 +414,16 @@ impl JsLogEndpoints {
         to_js(&report)
     }
 
-    /// `LogEndpoints.ingestAnswer(report)` → the HTTP answer of an ingest report.
+    /// `LogEndpoints.ingestAnswer(report, objects?)` → the HTTP answer of an
+    /// ingest report (`objects`: where the batch was kept, `X-Objects`).
     #[wasm_bindgen(js_name = ingestAnswer)]
-    pub fn ingest_answer(report: JsValue) -> Result<JsValue, JsValue> {
+    pub fn ingest_answer(report: JsValue, objects: Option<Vec<String>>) -> Result<JsValue, JsValue> {
         let report: IngestReport = from_js(report, bad_answer("an ingest report"))?;
-        to_js(&HttpAnswer::from(&report))
+        let mut answer = HttpAnswer::from(&report);
+        if let Some(objects) = objects {
+            answer.headers.push(("X-Objects".to_owned(), objects.join(", ")));
+        }
+        to_js(&answer)
     }
 
     /// `splitByShard(stream, batch)` → `{ parts: [{ shard, project, projectKey,
@@ -429,18 +439,110 @@ impl JsLogEndpoints {
         to_js(&split)
     }
 
-    /// `combineIngest(report, parts: [{ indexes, status?, body?, failure? }])`
-    /// → the batch's HTTP answer, from its split's `report` and what each
-    /// shard answered for its part (or why it did not); entries of failed
-    /// parts are listed in `notKept` (503 when nothing was kept, 502 when some was).
-    #[wasm_bindgen(js_name = combineIngest)]
-    pub fn combine_ingest(&self, report: JsValue, parts: JsValue) -> Result<JsValue, JsValue> {
-        let report: IngestReport = from_js(report, bad_answer("the split's report"))?;
-        let parts: Vec<PartAnswer> =
-            from_js(parts, bad_answer("[{ indexes, status?, body?, failure? }]"))?;
-        let parts = parts.into_iter().map(PartAnswer::outcome).collect();
-        let combined = self.inner.borrow().combine_ingest(report, parts);
-        to_js(&HttpAnswer::from(&combined))
+    /// `prepareIngest(stream, batch, idempotencyKey?)` → `{ key: { key,
+    /// partition }, report, shards, record }`: the batch read as `ingest`
+    /// reads it (`report` is the acknowledgement's), its key and the ingest
+    /// partition that keeps it, and `record` (a `Uint8Array`), what that
+    /// partition keeps: the batch split by shard.
+    #[wasm_bindgen(js_name = prepareIngest)]
+    pub fn prepare_ingest(
+        &self,
+        stream: &str,
+        batch: JsValue,
+        idempotency_key: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let bytes = batch_bytes(&batch)?;
+        let prepared =
+            self.inner
+                .borrow()
+                .prepare_ingest(stream, &bytes, idempotency_key.as_deref())?;
+        let value = to_js(&prepared)?;
+        Reflect::set(
+            &value,
+            &"record".into(),
+            &Uint8Array::from(&prepared.record[..]),
+        )?;
+        Ok(value)
+    }
+
+    /// `LogEndpoints.coalesce(partition, round, records)` → a `Round`: the
+    /// kept batches (`records`, as `prepareIngest` made them) coalesced into
+    /// one delivery per shard and one registration per directory partition.
+    pub fn coalesce(partition: &str, round: f64, records: Vec<Uint8Array>) -> Result<JsRound, JsValue> {
+        let mut coalesced = Round::new(partition, round as u64);
+        for record in records {
+            coalesced.add(&record.to_vec())?;
+        }
+        Ok(JsRound { round: coalesced })
+    }
+
+    /// `LogEndpoints.batchKey(stream, batch, idempotencyKey?)` → `{ key,
+    /// partition }`: what recognises the batch when it is sent again.
+    #[wasm_bindgen(js_name = batchKey)]
+    pub fn batch_key(
+        stream: &str,
+        batch: &[u8],
+        idempotency_key: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let stream = crate::ingest::Stream::from_name(stream)?;
+        to_js(&crate::shard::BatchKey::of(
+            stream.name(),
+            batch,
+            idempotency_key.as_deref(),
+        ))
+    }
+
+    /// `LogEndpoints.deliveryHeader(bytes)` → `{ partition, round }` of a delivery.
+    #[wasm_bindgen(js_name = deliveryHeader)]
+    pub fn delivery_header(bytes: &[u8]) -> Result<JsValue, JsValue> {
+        let (partition, round) = Delivery::header(bytes)?;
+        to_js(&serde_json::json!({ "partition": partition, "round": round }))
+    }
+
+    /// `ingestDelivery(bytes)` → `{ partition, round, report }`: every section
+    /// of a delivery ingested, or, when one is refused, an error (the caller
+    /// goes back to what it stored).
+    #[wasm_bindgen(js_name = ingestDelivery)]
+    pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.borrow_mut().ingest_delivery(bytes)?)
+    }
+
+    /// `LogEndpoints.refusalIsFinal(status)`: whether a shard's refusal of a
+    /// delivery is final (recorded, not retried).
+    #[wasm_bindgen(js_name = refusalIsFinal)]
+    pub fn refusal_is_final(status: u16) -> bool {
+        refusal_is_final(status)
+    }
+
+    /// `LogEndpoints.shardName(project, day)` → the name of the shard that
+    /// holds `project`'s entries of `day` (`null`: entries with no project).
+    #[wasm_bindgen(js_name = shardName)]
+    pub fn shard_name(project: Option<String>, day: &str) -> String {
+        let key = crate::shard::project_key(project.as_deref());
+        crate::shard::shard_name(crate::shard::group_of(&key), day)
+    }
+
+    /// `LogEndpoints.ingestNames()` → every ingest partition's name.
+    #[wasm_bindgen(js_name = ingestNames)]
+    pub fn ingest_names() -> Vec<String> {
+        (0..crate::shard::INGEST_PARTITIONS)
+            .map(crate::shard::ingest_name)
+            .collect()
+    }
+
+    /// `LogEndpoints.directoryNames()` → every directory partition's name.
+    #[wasm_bindgen(js_name = directoryNames)]
+    pub fn directory_names() -> Vec<String> {
+        crate::shard::directory_names()
+    }
+
+    /// `LogEndpoints.gather(plan, shards)` → a `Gather`: the shards a
+    /// directory partition found for a plan, asked in waves and merged.
+    pub fn gather(plan: JsValue, shards: Vec<String>) -> Result<JsGather, JsValue> {
+        let plan: QueryPlan = from_js(plan, bad_answer("a plan from shardQuery"))?;
+        Ok(JsGather {
+            gather: Gather::new(plan.merge()?, shards),
+        })
     }
 
     /// `planQuery(path, params, apiKey)` → `{ endpoint, projectKey, urlBits,
@@ -618,6 +720,7 @@ impl JsLogEndpoints {
         to_js(&Constants {
             retention_days: crate::endpoints::LONGEST_RETENTION / DAY,
             params_body_bytes: http::MAX_PARAMS_BODY_BYTES,
+            max_concurrent: crate::shard::MAX_CONCURRENT,
         })
     }
 
@@ -687,27 +790,21 @@ pub struct JsShardQuery {
 
 #[wasm_bindgen(js_class = ShardQuery)]
 impl JsShardQuery {
-    /// Which shards can hold the call's rows: what the directory looks up.
+    /// What the directory partitions look up (and which ones to ask).
     #[wasm_bindgen(getter)]
     pub fn plan(&self) -> Result<JsValue, JsValue> {
         to_js(self.query.plan())
     }
 
-    /// The shards the directory named, newest day first.
-    pub fn ask(&mut self, shards: Vec<String>) {
-        self.query.ask(shards);
-    }
-
-    /// The shards to ask next (in parallel); empty once the answers are enough.
+    /// The directory partitions to ask next (at once); empty once the answers are enough.
     #[wasm_bindgen(js_name = nextWave)]
     pub fn next_wave(&mut self) -> Vec<String> {
         self.query.next_wave()
     }
 
-    /// One shard's answer, as `LogEndpoints.readAnswer` reads it.
-    pub fn add(&mut self, answer: JsValue) -> Result<(), JsValue> {
-        let answer: QueryAnswer = from_js(answer, bad_answer("{ body, cache, maxAge, warning }"))?;
-        Ok(self.query.add(answer)?)
+    /// A directory partition's answer, or `null` when it holds no shard of the call.
+    pub fn add(&mut self, name: &str, answer: JsValue) -> Result<(), JsValue> {
+        Ok(self.query.add(name, answer_from(answer)?)?)
     }
 
     /// The HTTP answer: the shards' answers merged, or, when no shard holds a
@@ -715,6 +812,80 @@ impl JsShardQuery {
     pub fn answer(&self) -> Result<JsValue, JsValue> {
         let answer = self.service.borrow_mut().answer_shard_query(&self.query)?;
         to_js(&HttpAnswer::from(&answer))
+    }
+}
+
+/// An answer from another object, or `None` for `null`.
+fn answer_from(value: JsValue) -> Result<Option<QueryAnswer>, Error> {
+    if value.is_null() || value.is_undefined() {
+        return Ok(None);
+    }
+    from_js(value, bad_answer("{ body, cache, maxAge, warning }")).map(Some)
+}
+
+/// A directory partition's gathering of its shards' answers (see `shard::Gather`).
+#[wasm_bindgen(js_name = Gather)]
+pub struct JsGather {
+    gather: Gather,
+}
+
+#[wasm_bindgen(js_class = Gather)]
+impl JsGather {
+    /// The shards to ask next (at once); empty once the answers are enough.
+    #[wasm_bindgen(js_name = nextWave)]
+    pub fn next_wave(&mut self) -> Vec<String> {
+        self.gather.next_wave()
+    }
+
+    /// A shard's answer, as `LogEndpoints.readAnswer` reads it.
+    pub fn add(&mut self, name: &str, answer: JsValue) -> Result<(), JsValue> {
+        Ok(self.gather.add(name, answer_from(answer)?)?)
+    }
+
+    /// The answers merged (`{ body, cache, maxAge, warning, shards, objects }`),
+    /// or `null` when no shard answered.
+    pub fn merged(&self) -> Result<JsValue, JsValue> {
+        match self.gather.merged() {
+            Some(answer) => to_js(&answer?),
+            None => Ok(JsValue::NULL),
+        }
+    }
+}
+
+/// A round of distribution (see `shard::Round`), for an ingest partition.
+#[wasm_bindgen(js_name = Round)]
+pub struct JsRound {
+    round: Round,
+}
+
+#[derive(Serialize)]
+struct DeliveryInfo<'a> {
+    shard: &'a str,
+    entries: usize,
+}
+
+#[wasm_bindgen(js_class = Round)]
+impl JsRound {
+    /// `[{ directory, entries: [{ projectKey, day, urlBits }] }]`: what each
+    /// directory partition records before the deliveries.
+    #[wasm_bindgen(getter)]
+    pub fn registrations(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.round.registrations())
+    }
+
+    /// `[{ shard, entries, bytes }]`: each shard's delivery.
+    #[wasm_bindgen(getter)]
+    pub fn deliveries(&self) -> Result<Array, JsValue> {
+        let out = Array::new();
+        for delivery in self.round.deliveries() {
+            let value = to_js(&DeliveryInfo {
+                shard: &delivery.shard,
+                entries: delivery.entries,
+            })?;
+            Reflect::set(&value, &"bytes".into(), &Uint8Array::from(&delivery.bytes[..]))?;
+            out.push(&value);
+        }
+        Ok(out)
     }
 }
 
@@ -875,7 +1046,9 @@ impl JsShardDirectory {
         self.inner.drop_before(day)
     }
 
-    pub fn shards(&self) -> usize {
+    /// How many project-days it lists.
+    #[wasm_bindgen(js_name = projectDays)]
+    pub fn project_days(&self) -> usize {
         self.inner.shards()
     }
 }

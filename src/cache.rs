@@ -28,7 +28,7 @@ pub struct CacheStatus {
 /// A query's answer: the JSON body, for cached endpoints the cache status,
 /// and what the caller should know about how the call was read. Passed
 /// between objects and to JS as `{ body, cache: "HIT" | "MISS" | null,
-/// maxAge, warning, shards }`; as HTTP, its headers say the rest (`http`).
+/// maxAge, warning, shards, objects }`; as HTTP, its headers say the rest (`http`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryAnswer {
     pub body: Arc<str>,
@@ -38,6 +38,8 @@ pub struct QueryAnswer {
     pub warning: Option<String>,
     /// How many shards a sharded deployment read for it (`X-Shards`).
     pub shards: Option<usize>,
+    /// The objects a sharded deployment asked for it, in order (`X-Objects`).
+    pub objects: Vec<String>,
 }
 
 impl QueryAnswer {
@@ -48,6 +50,7 @@ impl QueryAnswer {
             cache,
             warning,
             shards: None,
+            objects: Vec::new(),
         }
     }
 }
@@ -65,6 +68,8 @@ struct WireAnswer<'a> {
     warning: Option<Cow<'a, str>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     shards: Option<usize>,
+    #[serde(default, skip_serializing_if = "<[String]>::is_empty")]
+    objects: Cow<'a, [String]>,
 }
 
 impl Serialize for QueryAnswer {
@@ -75,6 +80,7 @@ impl Serialize for QueryAnswer {
             max_age: self.cache.map(|c| c.max_age_seconds),
             warning: self.warning.as_deref().map(Cow::Borrowed),
             shards: self.shards,
+            objects: Cow::Borrowed(&self.objects),
         }
         .serialize(serializer)
     }
@@ -88,6 +94,7 @@ impl<'de> Deserialize<'de> for QueryAnswer {
             cache: CacheStatus::from_parts(wire.cache.as_deref(), wire.max_age),
             warning: wire.warning.map(Cow::into_owned),
             shards: wire.shards,
+            objects: wire.objects.into_owned(),
         })
     }
 }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::ingest::{is_blank, IngestReport, Stream};
+use crate::ingest::{is_blank, IngestReport, Rejection, Stream};
 use crate::json;
 use crate::service::LogEndpoints;
 
@@ -287,23 +287,23 @@ impl LogFeed {
             },
             other => other,
         })?;
-        let total = &mut self.report.report;
-        total.accepted += report.accepted;
-        total.newest_timestamp = total.newest_timestamp.max(report.newest_timestamp);
-        let unlisted = report.rejected_total - report.rejected.len();
+        let mut renamed = IngestReport::new(0);
+        renamed.accepted = report.accepted;
+        renamed.newest_timestamp = report.newest_timestamp;
+        renamed.rejected_total = report.rejected_total - report.rejected.len();
         for rejection in report.rejected {
             let number = pending.numbers.get(rejection.index).copied().unwrap_or(0);
             // A pending batch has one entry per line, so a syntax error names
             // the batch's line; the entry's place in the input replaces it.
             let line = format!("line {}: ", rejection.index + 1);
-            let reason = rejection
-                .reason
-                .strip_prefix(&line)
-                .unwrap_or(&rejection.reason);
-            let reason = format!("{}: entry {number}: {reason}", self.source);
-            total.reject(number.saturating_sub(1), reason);
+            let reason = rejection.reason.strip_prefix(&line).unwrap_or(&rejection.reason);
+            renamed.rejected.push(Rejection {
+                index: number.saturating_sub(1),
+                reason: format!("{}: entry {number}: {reason}", self.source),
+            });
+            renamed.rejected_total += 1;
         }
-        total.rejected_total += unlisted;
+        self.report.report.absorb(renamed);
         Ok(())
     }
 }

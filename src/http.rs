@@ -45,7 +45,7 @@ impl From<&Error> for HttpAnswer {
 
 impl From<&IngestReport> for HttpAnswer {
     fn from(report: &IngestReport) -> HttpAnswer {
-        HttpAnswer::new(report.status(), report.headers(), report.body())
+        HttpAnswer::new(200, Vec::new(), report.body())
     }
 }
 
@@ -74,11 +74,13 @@ impl QueryAnswer {
         }
         if let Some(shards) = self.shards {
             headers.push(("X-Shards", shards.to_string()));
+            headers.push(("X-Objects", objects_header(&self.objects)));
         }
         headers
     }
 
-    /// The answer an HTTP body and its headers (`headers`' names in any case) carry.
+    /// The answer an HTTP body and its headers (as a store answers: no
+    /// `X-Objects`, which only the front sends) (`headers`' names in any case) carry.
     pub fn from_http(body: String, headers: &[(String, String)]) -> QueryAnswer {
         let header = |name: &str| {
             headers
@@ -94,8 +96,27 @@ impl QueryAnswer {
             cache: CacheStatus::from_parts(header("X-Cache"), max_age),
             warning: header("X-Endpoint-Warning").map(str::to_owned),
             shards: header("X-Shards").and_then(|v| v.parse().ok()),
+            objects: Vec::new(),
         }
     }
+}
+
+/// Most objects `X-Objects` names one by one (a header has a size limit).
+const MAX_OBJECTS_NAMED: usize = 100;
+
+/// The objects on a request's path, comma-separated; past
+/// `MAX_OBJECTS_NAMED`, how many more there were.
+fn objects_header(objects: &[String]) -> String {
+    let mut header = objects
+        .iter()
+        .take(MAX_OBJECTS_NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if objects.len() > MAX_OBJECTS_NAMED {
+        header.push_str(&format!(", … {} more", objects.len() - MAX_OBJECTS_NAMED));
+    }
+    header
 }
 
 /// What a host passes of an HTTP request: the core reads the key and the
@@ -291,12 +312,14 @@ mod tests {
             }),
             warning: Some("w".into()),
             shards: Some(3),
+            objects: Vec::new(),
         };
         let headers = HttpAnswer::from(&answer).headers;
         assert_eq!(
             QueryAnswer::from_http(answer.body.to_string(), &headers),
             answer
         );
+        assert!(headers.contains(&("X-Objects".to_owned(), String::new())));
         let plain = QueryAnswer::new("{}".into(), None, None);
         assert_eq!(plain.headers(), [("Cache-Control", "no-store".to_owned())]);
     }

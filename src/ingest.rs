@@ -11,14 +11,16 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::error::{Error, ErrorReport, Result};
+use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::timestamp::{self, Micros};
 
 /// The two log streams the endpoints read (docs/contract.md, "Entries").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Stream {
+    #[serde(rename = "edge_logs")]
     Edge,
+    #[serde(rename = "function_edge_logs")]
     Function,
 }
 
@@ -50,7 +52,7 @@ pub struct Rejection {
 
 /// What became of a batch's entries: how many were kept, and those that were
 /// not, listed up to a cap and all counted. One type for a store's ingest, a
-/// split batch, the shards' parts combined, and a file fed in pieces.
+/// split batch, and a file fed in pieces.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IngestReport {
@@ -60,14 +62,6 @@ pub struct IngestReport {
     /// Newest timestamp among the accepted entries (µs), `None` when none were.
     #[serde(default)]
     pub newest_timestamp: Option<Micros>,
-    /// Entries not kept because the store that was to keep them failed (by
-    /// the batch's indexes): resend just these. Absent when every entry was
-    /// kept or refused.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_kept: Option<Vec<usize>>,
-    /// Why they were not kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ErrorReport>,
     /// How many rejections are listed (all are counted).
     #[serde(skip, default = "no_cap")]
     cap: usize,
@@ -85,17 +79,8 @@ impl IngestReport {
             rejected: Vec::new(),
             rejected_total: 0,
             newest_timestamp: None,
-            not_kept: None,
-            error: None,
             cap,
         }
-    }
-
-    /// The same report listing at most `cap` rejections (a report read back
-    /// from another object lists all it has).
-    pub fn capped(mut self, cap: usize) -> IngestReport {
-        self.cap = cap;
-        self
     }
 
     /// Counts a rejection, and lists it while under the cap.
@@ -109,33 +94,15 @@ impl IngestReport {
         }
     }
 
-    /// The listed rejections kept to the cap, in index order, once each.
-    pub(crate) fn tidy(&mut self) {
-        self.rejected.sort_by_key(|r| r.index);
-        self.rejected.dedup_by_key(|r| r.index);
-        self.rejected.truncate(self.cap);
-    }
-
-    /// The HTTP status of the answer: 200 unless entries were not kept, then
-    /// one a client retries on: 503 when nothing was kept, else 502.
-    pub fn status(&self) -> u16 {
-        match (
-            self.not_kept.as_ref().is_some_and(|n| !n.is_empty()),
-            self.accepted,
-        ) {
-            (false, _) => 200,
-            (true, 0) => 503,
-            (true, _) => 502,
+    /// Adds what another report counted (its rejections keep their indexes).
+    pub(crate) fn absorb(&mut self, other: IngestReport) {
+        self.accepted += other.accepted;
+        let unlisted = other.rejected_total - other.rejected.len();
+        for rejection in other.rejected {
+            self.reject(rejection.index, rejection.reason);
         }
-    }
-
-    /// The answer's headers: `Retry-After` when entries were not kept.
-    pub fn headers(&self) -> Vec<(&'static str, String)> {
-        if self.status() == 200 {
-            Vec::new()
-        } else {
-            vec![("Retry-After", "1".to_owned())]
-        }
+        self.rejected_total += unlisted;
+        self.newest_timestamp = self.newest_timestamp.max(other.newest_timestamp);
     }
 
     /// The answer's body: the report without `newestTimestamp` (a store's own business).
@@ -146,17 +113,11 @@ impl IngestReport {
             accepted: usize,
             rejected: &'a [Rejection],
             rejected_total: usize,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            not_kept: Option<&'a Vec<usize>>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            error: Option<&'a ErrorReport>,
         }
         serde_json::to_string(&Wire {
             accepted: self.accepted,
             rejected: &self.rejected,
             rejected_total: self.rejected_total,
-            not_kept: self.not_kept.as_ref(),
-            error: self.error.as_ref(),
         })
         .unwrap_or_default()
     }

@@ -59,8 +59,13 @@ pub use ingest::{IngestReport, RejectReason, Rejection, Stream};
 pub use limits::{Limits, REGEX_SIZE_LIMIT};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use routes::Route;
-pub use service::{Catalog, Config, LogEndpoints, StoreStats, WarmReport};
+pub use service::{
+    Catalog, Config, DeliveryReport, LogEndpoints, PreparedBatch, StoreStats, WarmReport,
+};
 pub use shard::{
-    day_of, shard_name, split_by_shard, Added, BatchSplit, PartAnswer, PartOutcome, QueryPlan,
-    Retention, ShardDirectory, ShardPart, ShardQuery,
+    day_of, directory_name, group_of, ingest_name, project_key, shard_name, split_by_shard, Added,
+    refusal_is_final, BatchKey, BatchSplit, Delivery, Gather, QueryPlan, Registration, Retention,
+    Round,
+    ShardDelivery, ShardDirectory, ShardPart, ShardQuery, DIRECTORY_PARTITIONS,
+    INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
 };

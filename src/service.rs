@@ -14,7 +14,7 @@ use crate::ingest::{self, frame_batch, IngestReport, Stream};
 use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
-use crate::shard::{BatchSplit, PartOutcome, QueryPlan, ShardQuery};
+use crate::shard::{frame, BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery};
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -43,6 +43,29 @@ pub struct Catalog {
     /// Oldest and newest timestamps over both streams (µs).
     pub oldest_timestamp: Option<Micros>,
     pub newest_timestamp: Option<Micros>,
+}
+
+/// A batch ready for the sharded deployment (`prepare_ingest`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreparedBatch {
+    pub key: BatchKey,
+    pub report: IngestReport,
+    /// How many shards its entries go to.
+    pub shards: usize,
+    /// What its ingest partition keeps.
+    #[serde(skip)]
+    pub record: Vec<u8>,
+}
+
+/// What a shard did with a delivery: which partition and round it was, and
+/// what became of its entries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryReport {
+    pub partition: String,
+    pub round: u64,
+    pub report: IngestReport,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -172,10 +195,40 @@ impl LogEndpoints {
         crate::shard::split_by_shard(stream_name, batch, &self.limits)
     }
 
-    /// The batch's report from its split's refusals and what each shard did
-    /// with its part (see `shard::combine_ingest`).
-    pub fn combine_ingest(&self, split: IngestReport, parts: Vec<PartOutcome>) -> IngestReport {
-        crate::shard::combine_ingest(split.capped(self.limits.max_reported_rejections), parts)
+    /// A batch made ready for the sharded deployment's ingest: read as
+    /// `ingest` reads it (its report is the acknowledgement's), its key (which
+    /// picks the ingest partition that keeps it and recognises it when it is
+    /// sent again) and the record that partition keeps (the batch split by
+    /// shard). `idempotency_key`: the client's, if it sent one.
+    pub fn prepare_ingest(
+        &self,
+        stream_name: &str,
+        batch: &[u8],
+        idempotency_key: Option<&str>,
+    ) -> Result<PreparedBatch> {
+        let split = self.split_by_shard(stream_name, batch)?;
+        let stream = Stream::from_name(stream_name)?;
+        Ok(PreparedBatch {
+            key: BatchKey::of(stream.name(), batch, idempotency_key),
+            record: frame::write_record(&split.parts),
+            shards: split.parts.len(),
+            report: split.report,
+        })
+    }
+
+    /// Ingests what an ingest partition delivered (every section of it, or,
+    /// when one is refused, none: the caller goes back to what it stored).
+    pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
+        let delivery = Delivery::read(bytes)?;
+        let mut report = IngestReport::new(self.limits.max_reported_rejections);
+        for section in &delivery.sections {
+            report.absorb(self.ingest(section.stream.name(), section.body.as_bytes())?);
+        }
+        Ok(DeliveryReport {
+            partition: delivery.partition,
+            round: delivery.round,
+            report,
+        })
     }
 
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
@@ -337,11 +390,12 @@ impl LogEndpoints {
     /// when no shard could hold a row of it, this store's own (a store
     /// without entries answers an unknown project).
     pub fn answer_shard_query(&mut self, query: &ShardQuery) -> Result<QueryAnswer> {
-        if let Some(merged) = query.merged() {
+        if let Some(merged) = query.gather.merged() {
             return merged;
         }
         let mut answer = self.execute(query.query.clone(), query.warning.clone(), query.now)?;
         answer.shards = Some(0);
+        answer.objects = query.gather.objects().to_vec();
         Ok(answer)
     }
 

@@ -10,7 +10,7 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
 export function workerModules(entry = "www/worker.js") {
   return [
     { type: "ESModule", path: path.join(ROOT, entry) },
-    ...["front", "shard", "directory", "http", "engine"].map((name) => ({ type: "ESModule", path: path.join(ROOT, `www/edge/${name}.js`) })),
+    ...["front", "ingest", "directory", "shard", "http", "engine", "stubs", "seen", "blobs"].map((name) => ({ type: "ESModule", path: path.join(ROOT, `www/edge/${name}.js`) })),
     { type: "ESModule", path: path.join(ROOT, "pkg/log_endpoints.js") },
     { type: "CompiledWasm", path: path.join(ROOT, "pkg/log_endpoints_bg.wasm") },
   ];
@@ -23,8 +23,9 @@ export function workerOptions({ persistDir, bindings = {}, port, host = "127.0.0
     modulesRoot: ROOT,
     compatibilityDate: "2026-07-30",
     durableObjects: {
-      SHARD: { className: "ShardObject", useSQLite: true },
+      INGEST: { className: "IngestObject", useSQLite: true },
       DIRECTORY: { className: "DirectoryObject", useSQLite: true },
+      SHARD: { className: "ShardObject", useSQLite: true },
     },
     durableObjectsPersist: persistDir ?? false,
     bindings,

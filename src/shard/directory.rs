@@ -1,16 +1,17 @@
-//! The directory of shards: which (project, day) shards hold entries, and per
-//! project which trigram bits its request URLs set (the same one-hash filter a
-//! store keeps per project). A query plan reads it to ask only shards that can
-//! hold rows: a project's days in the plan's range, or, for a usage.api-counts
-//! pattern, the days of every project whose filter holds the bits the pattern
-//! requires. The worker keeps it in an object of its own and stores what
-//! `add` reports as changed.
+//! The directory of shards (one partition of it): which days each of its
+//! projects has entries on, and per project which trigram bits its request
+//! URLs set (the same one-hash filter a store keeps per project). A query
+//! plan reads it to ask only shards that can hold rows: the shards of a
+//! project's days in the plan's range, or, for a usage.api-counts pattern, of
+//! every project whose filter holds the bits the pattern requires (several
+//! projects of one group share a shard, asked once). The worker keeps each
+//! partition in an object of its own and stores what `add` reports as changed.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::{shard_name, QueryPlan};
+use super::{group_of, shard_name, QueryPlan};
 
 const FILTER_BYTES: usize = 1024;
 
@@ -105,15 +106,14 @@ impl ShardDirectory {
         let in_range = |day: &&String| {
             day.as_str() >= first_day && last_day.is_none_or(|last| day.as_str() <= last)
         };
-        let mut shards: Vec<(&str, &str)> = match project_key {
+        let mut shards: Vec<(&str, u32)> = match project_key {
             Some(key) => self
                 .days
                 .get_key_value(key)
                 .into_iter()
                 .flat_map(|(key, days)| {
-                    days.iter()
-                        .filter(in_range)
-                        .map(move |d| (d.as_str(), key.as_str()))
+                    let group = group_of(key);
+                    days.iter().filter(in_range).map(move |d| (d.as_str(), group))
                 })
                 .collect(),
             None => self
@@ -121,16 +121,16 @@ impl ShardDirectory {
                 .iter()
                 .filter(|(key, _)| self.may_contain(key, url_bits))
                 .flat_map(|(key, days)| {
-                    days.iter()
-                        .filter(in_range)
-                        .map(move |d| (d.as_str(), key.as_str()))
+                    let group = group_of(key);
+                    days.iter().filter(in_range).map(move |d| (d.as_str(), group))
                 })
                 .collect(),
         };
-        shards.sort_by(|a, b| b.0.cmp(a.0).then(a.1.cmp(b.1)));
+        shards.sort_by(|a, b| b.0.cmp(a.0).then(a.1.cmp(&b.1)));
+        shards.dedup();
         shards
             .into_iter()
-            .map(|(day, key)| shard_name(key, day))
+            .map(|(day, group)| shard_name(group, day))
             .collect()
     }
 
@@ -166,6 +166,7 @@ mod tests {
     ) -> QueryPlan {
         QueryPlan {
             endpoint: "usage.api-counts".into(),
+            directories: Vec::new(),
             project_key: project_key.map(String::from),
             url_bits,
             first_day: first.into(),
@@ -177,6 +178,7 @@ mod tests {
 
     #[test]
     fn lookup_by_project_days_and_url_bits() {
+        let shard = |key: &str, day: &str| shard_name(group_of(key), day);
         let mut dir = ShardDirectory::default();
         assert_eq!(
             dir.add("p/a", "2026-11-19", &[1, 9]),
@@ -190,29 +192,29 @@ mod tests {
         dir.add("p/b", "2026-11-20", &[2]);
         assert_eq!(
             dir.lookup(&plan(Some("p/a"), vec![], "2026-11-01", None)),
-            ["2026-11-20/p/a", "2026-11-19/p/a"]
+            [shard("p/a", "2026-11-20"), shard("p/a", "2026-11-19")]
         );
         assert_eq!(
             dir.lookup(&plan(Some("p/a"), vec![], "2026-11-20", Some("2026-11-20"))),
-            ["2026-11-20/p/a"]
+            [shard("p/a", "2026-11-20")]
         );
         assert!(dir
             .lookup(&plan(Some("p/c"), vec![], "2026-11-01", None))
             .is_empty());
         assert_eq!(
             dir.lookup(&plan(None, vec![9], "2026-11-01", None)),
-            ["2026-11-20/p/a", "2026-11-19/p/a"]
+            [shard("p/a", "2026-11-20"), shard("p/a", "2026-11-19")]
         );
-        assert_eq!(
-            dir.lookup(&plan(None, vec![], "2026-11-20", None)),
-            ["2026-11-20/p/a", "2026-11-20/p/b"]
-        );
+        let mut both = vec![shard("p/a", "2026-11-20"), shard("p/b", "2026-11-20")];
+        both.sort();
+        both.dedup();
+        assert_eq!(dir.lookup(&plan(None, vec![], "2026-11-20", None)), both);
         let mut copy = ShardDirectory::default();
         copy.restore_filter("p/a", dir.filter("p/a").unwrap());
         copy.add("p/a", "2026-11-19", &[]);
         assert_eq!(
             copy.lookup(&plan(None, vec![1, 9], "2026-11-01", None)),
-            ["2026-11-19/p/a"]
+            [shard("p/a", "2026-11-19")]
         );
         assert_eq!(dir.drop_before("2026-11-20"), 1);
         assert_eq!((dir.shards(), dir.projects()), (2, 2));

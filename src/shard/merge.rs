@@ -1,16 +1,13 @@
-//! Combining what the shards answered into what one store would answer:
-//! query answers by each endpoint's `Merge` rule, and the shards' ingest
-//! reports into the batch's report (which entries were kept, by the batch's
-//! own indexes, when a shard failed).
+//! Combining what the shards answered into what one store would answer, by
+//! each endpoint's `Merge` rule.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::cache::{CacheStatus, QueryAnswer};
-use crate::error::{Error, ErrorReport, Result};
-use crate::ingest::IngestReport;
+use crate::error::{Error, Result};
 use crate::json;
 use crate::reach::Merge;
 
@@ -213,109 +210,6 @@ pub fn merge_answers(rule: Merge, parts: &[QueryAnswer]) -> Result<QueryAnswer> 
     Ok(QueryAnswer::new(body.into(), cache, warning))
 }
 
-/// What one shard did with its part of a batch (`indexes`: the part's
-/// entries' places in the batch): stored it, with its report, or kept
-/// nothing of it, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PartOutcome {
-    Stored {
-        indexes: Vec<usize>,
-        report: IngestReport,
-    },
-    Failed {
-        indexes: Vec<usize>,
-        error: ErrorReport,
-    },
-}
-
-/// What the front knows of one shard's part after sending it: the shard's
-/// HTTP answer (`status` and `body`), or why there was none (`failure`).
-/// How a part is reported between objects; `outcome` reads it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PartAnswer {
-    pub indexes: Vec<usize>,
-    #[serde(default)]
-    pub status: Option<u16>,
-    #[serde(default)]
-    pub body: Option<String>,
-    #[serde(default)]
-    pub failure: Option<String>,
-}
-
-impl PartAnswer {
-    pub fn outcome(self) -> PartOutcome {
-        let indexes = self.indexes;
-        let failed = |error: Error| PartOutcome::Failed {
-            indexes: indexes.clone(),
-            error: ErrorReport::from(&error),
-        };
-        let body = self.body.unwrap_or_default();
-        match (self.status, self.failure) {
-            (Some(200), None) => match serde_json::from_str::<IngestReport>(&body) {
-                Ok(report) => PartOutcome::Stored {
-                    indexes: indexes.clone(),
-                    report,
-                },
-                Err(e) => failed(Error::BadShardAnswer {
-                    reason: format!("an ingest report that does not read ({e})"),
-                }),
-            },
-            (Some(status), None) => PartOutcome::Failed {
-                error: ErrorReport::from_answer(status, &body),
-                indexes,
-            },
-            (_, failure) => failed(Error::Unavailable {
-                reason: failure.unwrap_or_else(|| "the shard did not answer".into()),
-            }),
-        }
-    }
-}
-
-/// The batch's report from the split's refusals (`split`) and what each
-/// shard did with its part: as one store's when every shard kept its part.
-/// Otherwise the entries of failed parts are `not_kept` (an entry of two
-/// projects is kept only when both shards kept it), with the first failure's
-/// error; `IngestReport::status` makes that 503 when nothing was kept, else 502.
-pub fn combine_ingest(split: IngestReport, parts: Vec<PartOutcome>) -> IngestReport {
-    let mut report = split;
-    let mut kept = BTreeSet::new();
-    let mut not_kept = BTreeSet::new();
-    for part in parts {
-        match part {
-            PartOutcome::Stored {
-                indexes,
-                report: shard,
-            } => {
-                let refused: BTreeSet<usize> = shard.rejected.iter().map(|r| r.index).collect();
-                let unlisted = shard.rejected_total - shard.rejected.len();
-                for r in shard.rejected {
-                    if let Some(&index) = indexes.get(r.index) {
-                        report.reject(index, r.reason);
-                    }
-                }
-                report.rejected_total += unlisted;
-                report.newest_timestamp = report.newest_timestamp.max(shard.newest_timestamp);
-                kept.extend(
-                    indexes
-                        .iter()
-                        .enumerate()
-                        .filter(|(i, _)| !refused.contains(i))
-                        .map(|(_, &index)| index),
-                );
-            }
-            PartOutcome::Failed { indexes, error } => {
-                report.error = report.error.take().or(Some(error));
-                not_kept.extend(indexes);
-            }
-        }
-    }
-    report.tidy();
-    report.accepted = kept.difference(&not_kept).count();
-    report.not_kept = (!not_kept.is_empty()).then(|| not_kept.into_iter().collect());
-    report
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,59 +273,5 @@ mod tests {
         );
         assert!(matches!(twice, Err(Error::BadShardAnswer { .. })));
         assert_eq!(merge_bodies(rule, &["[]"]).unwrap_err().status(), 502);
-    }
-
-    #[test]
-    fn a_failed_shard_s_entries_are_not_kept() {
-        let stored = |accepted| {
-            let mut report = IngestReport::new(100);
-            report.accepted = accepted;
-            report
-        };
-        let split = || {
-            let mut report = IngestReport::new(100);
-            report.reject(1, "bad");
-            report
-        };
-        let parts = |second_fails: bool| {
-            let second = if second_fails {
-                PartOutcome::Failed {
-                    indexes: vec![2, 3],
-                    error: ErrorReport::from(&Error::StorageUnavailable { reason: "x".into() }),
-                }
-            } else {
-                PartOutcome::Stored {
-                    indexes: vec![2, 3],
-                    report: stored(2),
-                }
-            };
-            vec![
-                PartOutcome::Stored {
-                    indexes: vec![0, 3],
-                    report: stored(2),
-                },
-                second,
-            ]
-        };
-        let all = combine_ingest(split(), parts(false));
-        assert_eq!(
-            (all.status(), all.accepted, all.not_kept.clone()),
-            (200, 3, None)
-        );
-        assert_eq!((all.rejected_total, all.rejected[0].index), (1, 1));
-        let some = combine_ingest(split(), parts(true));
-        assert_eq!(
-            (some.status(), some.accepted, some.not_kept.clone()),
-            (502, 1, Some(vec![2, 3]))
-        );
-        assert_eq!(some.error.map(|e| e.status), Some(503));
-        let nothing = vec![PartAnswer {
-            indexes: vec![0],
-            status: None,
-            body: None,
-            failure: None,
-        }
-        .outcome()];
-        assert_eq!(combine_ingest(split(), nothing).status(), 503);
     }
 }

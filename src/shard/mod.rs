@@ -1,12 +1,23 @@
 //! The sharded deployment's rules, decided here once and carried out by the
-//! edge worker: a store ("shard") holds one project's entries of one UTC day.
+//! edge worker's objects (docs/edge-deployment.md).
 //!
-//! - `split`: a batch cut into one part per shard, with the batch's own indexes.
-//! - `merge`: the shards' answers combined into the answer one store holding
-//!   every entry gives, and the shards' ingest reports into the batch's report.
-//! - `directory`: which shards exist, and which a plan asks.
-//! - here: shard names, and where a validated call's rows can be (`Reach`,
-//!   declared by each endpoint module, and the `QueryPlan` the worker follows).
+//! - A store ("shard") holds the entries of one UTC day of one group of
+//!   projects (a project's group is a hash of its ref, one of `SHARD_GROUPS`),
+//!   so a round of ingest writes to at most `SHARD_GROUPS` stores a day however
+//!   many projects sent entries, and each store's per-project indexes keep a
+//!   query's cost what its own project holds.
+//! - `key`: a batch's key (its content, or the client's `Idempotency-Key`),
+//!   which picks its ingest partition, so a resent batch always meets the
+//!   partition that kept the first one.
+//! - `split`: a batch cut into one part per shard, with what the directory
+//!   learns from each project.
+//! - `frame`: the bytes the ingest partitions keep (a split batch) and send
+//!   (a round's part for one shard).
+//! - `round`: the batches a partition keeps, coalesced into one delivery per
+//!   shard and one registration per directory partition.
+//! - `directory`: which shards exist, per project, and which a plan asks.
+//! - `query`: a call across objects, asked in waves of at most
+//!   `MAX_CONCURRENT` and merged (`merge`).
 //!
 //! Why a day: every bucket of every endpoint is at most a day long and starts
 //! at a UTC multiple of its width, so all entries of one bucket of one project
@@ -15,20 +26,38 @@
 //! tie-break by id is the same across shards.
 
 mod directory;
+pub(crate) mod frame;
+mod key;
 mod merge;
 mod query;
+mod round;
 mod split;
 
 use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
 
 use crate::endpoints::LONGEST_RETENTION;
 use crate::reach::{Merge, Projects, Reach};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
 pub use directory::{Added, ShardDirectory};
-pub use merge::{combine_ingest, merge_answers, PartAnswer, PartOutcome};
-pub use query::ShardQuery;
+pub use frame::Delivery;
+pub use key::BatchKey;
+pub use merge::merge_answers;
+pub use query::{Gather, ShardQuery};
+pub use round::{refusal_is_final, Registration, Round, ShardDelivery};
 pub use split::{split_by_shard, BatchSplit, ShardPart};
+
+/// Groups of projects: a day of a group is one shard.
+pub const SHARD_GROUPS: u32 = 64;
+/// Partitions of the directory of shards (a group's partition is `group % DIRECTORY_PARTITIONS`).
+pub const DIRECTORY_PARTITIONS: u32 = 8;
+/// Partitions of ingest: the objects that make batches durable before the
+/// acknowledgement and distribute them after it.
+pub const INGEST_PARTITIONS: u32 = 8;
+/// Most calls one object has in flight to other objects (the Workers limit of
+/// six simultaneous connections per invocation).
+pub const MAX_CONCURRENT: usize = 6;
 
 /// The UTC day of a timestamp, `YYYY-MM-DD` (sorts as the days do).
 pub fn day_of(timestamp: Micros) -> String {
@@ -55,8 +84,8 @@ impl Retention {
     }
 }
 
-/// The key of a project in shard names and the directory: `p/{ref}`, or
-/// `none` for entries that name no project.
+/// The key of a project in the directory: `p/{ref}`, or `none` for entries
+/// that name no project.
 pub fn project_key(project: Option<&str>) -> String {
     match project {
         Some(name) => format!("p/{name}"),
@@ -64,17 +93,39 @@ pub fn project_key(project: Option<&str>) -> String {
     }
 }
 
-/// The name of the store holding `project_key`'s entries of `day`.
-pub fn shard_name(project_key: &str, day: &str) -> String {
-    format!("{day}/{project_key}")
+/// The group of a project (by its key): a stable hash, so refs that look
+/// alike (`tenant-1`, `tenant-2`, …) spread as random ones do.
+pub fn group_of(project_key: &str) -> u32 {
+    (xxh3_64(project_key.as_bytes()) % u64::from(SHARD_GROUPS)) as u32
 }
 
-/// What the worker does for one validated call: which shards to ask (from the
-/// directory of shards) and in what order.
+/// The name of the store holding `group`'s entries of `day`.
+pub fn shard_name(group: u32, day: &str) -> String {
+    format!("{day}/g/{group:02}")
+}
+
+/// The name of the directory partition that knows `group`'s shards.
+pub fn directory_name(group: u32) -> String {
+    format!("directory/{}", group % DIRECTORY_PARTITIONS)
+}
+
+/// Every directory partition's name.
+pub fn directory_names() -> Vec<String> {
+    (0..DIRECTORY_PARTITIONS).map(directory_name).collect()
+}
+
+/// The name of ingest partition `partition`.
+pub fn ingest_name(partition: u32) -> String {
+    format!("ingest/{partition}")
+}
+
+/// What the worker does for one validated call: which directory partitions
+/// to ask, and what they look up (which shards can hold its rows) and in what
+/// order they ask them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueryPlan {
-    /// The endpoint's name, for `mergeAnswers`.
+    /// The endpoint's name (its merge rule).
     pub endpoint: String,
     /// Ask this project's shards (a `project_key`) …
     pub project_key: Option<String>,
@@ -87,6 +138,8 @@ pub struct QueryPlan {
     /// Ask the days newest first and stop once this many rows came (logs.all):
     /// an older day cannot hold a row newer than a younger day's.
     pub newest_first: Option<usize>,
+    /// The directory partitions that know the shards to ask.
+    pub directories: Vec<String>,
     /// The warning the answer carries (`X-Endpoint-Warning`).
     pub warning: Option<String>,
 }
@@ -98,9 +151,13 @@ impl QueryPlan {
         merge: Merge,
         warning: Option<String>,
     ) -> QueryPlan {
-        let (project_key, url_bits) = match reach.projects {
-            Projects::One(project) => (Some(project_key(Some(&project))), Vec::new()),
-            Projects::UrlsWith(bits) => (None, bits),
+        let (project_key, url_bits, directories) = match reach.projects {
+            Projects::One(project) => {
+                let key = project_key(Some(&project));
+                let directory = directory_name(group_of(&key));
+                (Some(key), Vec::new(), vec![directory])
+            }
+            Projects::UrlsWith(bits) => (None, bits, directory_names()),
         };
         QueryPlan {
             endpoint: endpoint.to_owned(),
@@ -112,8 +169,14 @@ impl QueryPlan {
                 Merge::NewestFirst { limit } => Some(limit),
                 _ => None,
             },
+            directories,
             warning,
         }
+    }
+
+    /// How the answers of the objects it asks combine.
+    pub fn merge(&self) -> crate::error::Result<Merge> {
+        Ok(crate::endpoints::EndpointKind::resolve(&self.endpoint)?.merge())
     }
 }
 
@@ -122,18 +185,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn days_and_names() {
+    fn days_names_and_groups() {
         assert_eq!(day_of(0), "1970-01-01");
         assert_eq!(day_of(DAY - 1), "1970-01-01");
         assert_eq!(day_of(DAY), "1970-01-02");
         assert_eq!(day_of(-1), "1969-12-31");
-        assert_eq!(
-            shard_name(&project_key(Some("abc")), "2026-11-20"),
-            "2026-11-20/p/abc"
-        );
-        assert_eq!(
-            shard_name(&project_key(None), "2026-11-20"),
-            "2026-11-20/none"
-        );
+        assert_eq!(shard_name(7, "2026-11-20"), "2026-11-20/g/07");
+        assert_eq!(project_key(None), "none");
+        // Refs that look alike spread over the groups as random ones would.
+        let mut used = std::collections::BTreeSet::new();
+        for i in 1..=2000 {
+            used.insert(group_of(&project_key(Some(&format!("tenant-{i}")))));
+        }
+        assert_eq!(used.len(), SHARD_GROUPS as usize);
+        assert!(directory_name(SHARD_GROUPS - 1).starts_with("directory/"));
     }
 }

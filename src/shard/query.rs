@@ -1,28 +1,106 @@
-//! A call across shards: its plan, the shards the directory named, asked in
-//! waves (logs.all newest day first, in waves of 1, 2, 4 … shards, until
-//! enough rows came: an older day cannot hold a row newer than a younger
-//! day's; the other endpoints all at once), and the answers merged.
+//! A call across objects: the front asks the directory partitions its plan
+//! names, and each of those asks the shards it knows of; both gather the
+//! answers the same way (`Gather`): at most `MAX_CONCURRENT` objects at once,
+//! logs.all newest day first in waves of 1, 2, 4 … until enough rows came (an
+//! older day cannot hold a row newer than a younger day's), the others in
+//! waves until every object answered, merged by the endpoint's rule. The
+//! answer names every object asked.
 
 use super::merge::{merge_answers, rows_of};
-use super::QueryPlan;
+use super::{QueryPlan, MAX_CONCURRENT};
 use crate::cache::QueryAnswer;
 use crate::endpoints::Query;
 use crate::error::Result;
 use crate::reach::Merge;
 use crate::timestamp::Micros;
 
-pub struct ShardQuery {
-    /// The validated call (what a store without entries answers when no shard can).
-    pub(crate) query: Query,
-    pub(crate) warning: Option<String>,
-    pub(crate) now: Micros,
-    plan: QueryPlan,
+/// Objects asked in waves, and their answers merged.
+pub struct Gather {
     merge: Merge,
-    shards: Vec<String>,
+    names: Vec<String>,
     asked: usize,
     wave: usize,
     rows: usize,
     answers: Vec<QueryAnswer>,
+    /// Every object asked, and every object those asked, in order.
+    objects: Vec<String>,
+    /// How many shards answered, here or below.
+    shards: usize,
+}
+
+impl Gather {
+    /// Asks `names` (in the order given: newest day first for logs.all).
+    pub fn new(merge: Merge, names: Vec<String>) -> Gather {
+        Gather {
+            merge,
+            names,
+            asked: 0,
+            wave: 1,
+            rows: 0,
+            answers: Vec::new(),
+            objects: Vec::new(),
+            shards: 0,
+        }
+    }
+
+    /// The objects to ask next, at once; empty once the answers are enough.
+    pub fn next_wave(&mut self) -> Vec<String> {
+        let rest = self.names.get(self.asked..).unwrap_or_default();
+        let wave = match self.merge {
+            Merge::NewestFirst { limit } if self.rows >= limit => 0,
+            Merge::NewestFirst { .. } => self.wave.min(MAX_CONCURRENT),
+            _ => MAX_CONCURRENT,
+        };
+        let wave: Vec<String> = rest.iter().take(wave).cloned().collect();
+        self.asked += wave.len();
+        self.wave = self.wave.saturating_mul(2);
+        wave
+    }
+
+    /// What object `name` answered: its answer, or none when it holds no
+    /// shard of the call (a directory partition without one).
+    pub fn add(&mut self, name: &str, answer: Option<QueryAnswer>) -> Result<()> {
+        self.objects.push(name.to_owned());
+        let Some(answer) = answer else {
+            return Ok(());
+        };
+        if let Merge::NewestFirst { .. } = self.merge {
+            self.rows += rows_of(&answer.body)?.len();
+        }
+        // A shard answers for itself; a directory partition for the shards it asked.
+        self.shards += answer.shards.unwrap_or(1);
+        self.objects.extend(answer.objects.iter().cloned());
+        self.answers.push(answer);
+        Ok(())
+    }
+
+    /// The answers merged into one store's answer; `None` when no object answered.
+    pub fn merged(&self) -> Option<Result<QueryAnswer>> {
+        if self.answers.is_empty() {
+            return None;
+        }
+        Some(merge_answers(self.merge, &self.answers).map(|mut answer| {
+            answer.shards = Some(self.shards);
+            answer.objects = self.objects.clone();
+            answer
+        }))
+    }
+
+    /// Every object asked so far.
+    pub fn objects(&self) -> &[String] {
+        &self.objects
+    }
+}
+
+/// The front's call across the deployment: the validated call (what a store
+/// without entries answers when no shard holds a row of it), its plan, and
+/// the directory partitions' answers.
+pub struct ShardQuery {
+    pub(crate) query: Query,
+    pub(crate) warning: Option<String>,
+    pub(crate) now: Micros,
+    plan: QueryPlan,
+    pub(crate) gather: Gather,
 }
 
 impl ShardQuery {
@@ -33,61 +111,28 @@ impl ShardQuery {
         plan: QueryPlan,
         merge: Merge,
     ) -> ShardQuery {
+        let gather = Gather::new(merge, plan.directories.clone());
         ShardQuery {
             query,
             warning,
             now,
             plan,
-            merge,
-            shards: Vec::new(),
-            asked: 0,
-            wave: 1,
-            rows: 0,
-            answers: Vec::new(),
+            gather,
         }
     }
 
-    /// Which shards can hold the call's rows (the directory looks them up).
+    /// What the directory partitions look up.
     pub fn plan(&self) -> &QueryPlan {
         &self.plan
     }
 
-    /// The shards that exist for the plan, newest day first (the directory's answer).
-    pub fn ask(&mut self, shards: Vec<String>) {
-        self.shards = shards;
-    }
-
-    /// The shards to ask next; empty once the answers are enough.
+    /// The directory partitions to ask next; empty once the answers are enough.
     pub fn next_wave(&mut self) -> Vec<String> {
-        let rest = self.shards.get(self.asked..).unwrap_or_default();
-        let wave = match self.merge {
-            Merge::NewestFirst { limit } if self.rows >= limit => 0,
-            Merge::NewestFirst { .. } => self.wave,
-            _ => rest.len(),
-        };
-        let wave: Vec<String> = rest.iter().take(wave).cloned().collect();
-        self.asked += wave.len();
-        self.wave = self.wave.saturating_mul(2);
-        wave
+        self.gather.next_wave()
     }
 
-    /// One shard's answer.
-    pub fn add(&mut self, answer: QueryAnswer) -> Result<()> {
-        if let Merge::NewestFirst { .. } = self.merge {
-            self.rows += rows_of(&answer.body)?.len();
-        }
-        self.answers.push(answer);
-        Ok(())
-    }
-
-    /// The answers merged into one store's answer; `None` when no shard was asked.
-    pub(crate) fn merged(&self) -> Option<Result<QueryAnswer>> {
-        if self.answers.is_empty() {
-            return None;
-        }
-        Some(merge_answers(self.merge, &self.answers).map(|mut answer| {
-            answer.shards = Some(self.answers.len());
-            answer
-        }))
+    /// A directory partition's answer (none: it holds no shard of the call).
+    pub fn add(&mut self, name: &str, answer: Option<QueryAnswer>) -> Result<()> {
+        self.gather.add(name, answer)
     }
 }

@@ -1,17 +1,28 @@
 // The worker the end-to-end tests run: the product's front and objects, with
-// test hooks added by subclassing (they never ship in www/). Each hook is a
-// request header, passed from the front to the shards it asks:
+// test hooks added by subclassing (they never ship in www/). Request headers,
+// passed on from the front through the directory partitions to the shards:
 // - X-Test-Now-Ms: the clock of this request (front and shards);
 // - X-Test-Trap: the shard's engine traps while answering a query;
-// - X-Test-Fail-Storage: a shard's storage write throws (the shard named, or *);
 // - X-Test-Corrupt-Snapshot: on a shard's maintenance path, flips one byte of its stored snapshot.
+// And a shard's own path, which a test calls through the SHARD namespace:
+// - POST /test/fail-storage?times=N: its next N storage writes throw.
 // The cron acts as of its scheduled time, whatever FIXED_NOW_MS says.
 import { Front, handlers } from "../../www/edge/front.js";
+import { DirectoryObject as ProductDirectory } from "../../www/edge/directory.js";
 import { ShardObject as ProductShard } from "../../www/edge/shard.js";
 
-export { DirectoryObject } from "../../www/edge/directory.js";
+export { IngestObject } from "../../www/edge/ingest.js";
 
-const HOOKS = ["X-Test-Now-Ms", "X-Test-Trap", "X-Test-Fail-Storage", "X-Test-Corrupt-Snapshot"];
+const HOOKS = ["X-Test-Now-Ms", "X-Test-Trap", "X-Test-Corrupt-Snapshot"];
+
+function hooksOf(request) {
+  const headers = {};
+  for (const name of HOOKS) {
+    const value = request.headers.get(name);
+    if (value !== null) headers[name] = value;
+  }
+  return headers;
+}
 
 function requestClock(request) {
   const ms = request.headers.get("X-Test-Now-Ms");
@@ -23,17 +34,18 @@ class TestFront extends Front {
     return requestClock(request);
   }
 
-  shardHeaders(request) {
-    const headers = {};
-    for (const name of HOOKS) {
-      const value = request.headers.get(name);
-      if (value !== null) headers[name] = value;
-    }
-    return headers;
+  forwardHeaders(request) {
+    return hooksOf(request);
   }
 
   scheduledNowMs(controller) {
     return controller.scheduledTime;
+  }
+}
+
+export class DirectoryObject extends ProductDirectory {
+  forwardHeaders(request) {
+    return hooksOf(request);
   }
 }
 
@@ -46,12 +58,21 @@ export class ShardObject extends ProductShard {
     if (request.headers.get("X-Test-Trap") === "1") throw new WebAssembly.RuntimeError("unreachable (simulated by X-Test-Trap)");
   }
 
-  store(stream, body, newestUs, request) {
-    const fail = request.headers.get("X-Test-Fail-Storage");
-    if (fail !== null && (fail === "*" || fail === request.headers.get("X-Shard"))) {
-      throw new Error("storage write failed (simulated by X-Test-Fail-Storage)");
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.pathname === "/test/fail-storage") {
+      this.failingWrites = Number(url.searchParams.get("times") ?? 1);
+      return Response.json({ failingWrites: this.failingWrites });
     }
-    return super.store(stream, body, newestUs, request);
+    return super.fetch(request);
+  }
+
+  store(...args) {
+    if (this.failingWrites > 0) {
+      this.failingWrites--;
+      throw new Error("storage write failed (simulated by /test/fail-storage)");
+    }
+    return super.store(...args);
   }
 
   async maintain(request) {

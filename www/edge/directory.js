@@ -1,17 +1,35 @@
-// The directory of shards: which (project, day) shards exist and each
-// project's URL trigram filter, kept by the core's `ShardDirectory` in memory
-// and in SQLite (a row per shard, a filter per project), written before the
-// parts are sent so that a stored part is always found.
-import { engineGeneration, isServiceError, LogEndpoints, ShardDirectory, unavailable } from "./engine.js";
+// A directory partition: for the groups of projects it covers, which days
+// each project has entries on and each project's URL trigram filter, kept by
+// the core's `ShardDirectory` in memory and in SQLite (a row per project-day,
+// a filter per project). The ingest partitions register a round's shards here
+// before delivering it, so a stored entry is always found. A query for its
+// projects comes here: it looks up the shards, asks them in the core's waves
+// and answers with their answers merged (docs/edge-deployment.md).
+import { checkEngine, engineGeneration, isServiceError, LogEndpoints, release, ShardDirectory, unavailable } from "./engine.js";
 import { respond } from "./http.js";
+import { shardStub } from "./stubs.js";
+
+/** A shard's error answer, passed on as it is. */
+class ShardError extends Error {
+  constructor(response) {
+    super(`a shard answered ${response.status}`);
+    this.response = response;
+  }
+}
 
 export class DirectoryObject {
-  constructor(ctx) {
+  constructor(ctx, env) {
     this.ctx = ctx;
+    this.env = env;
     this.sql = ctx.storage.sql;
     this.sql.exec("CREATE TABLE IF NOT EXISTS shards (project_key TEXT NOT NULL, day TEXT NOT NULL, PRIMARY KEY (project_key, day))");
     this.sql.exec("CREATE TABLE IF NOT EXISTS url_filters (project_key TEXT PRIMARY KEY, bits BLOB NOT NULL)");
     this.load();
+  }
+
+  /** Headers this object adds to what it sends a shard for a request it was sent. */
+  forwardHeaders(_request) {
+    return {};
   }
 
   load() {
@@ -29,10 +47,11 @@ export class DirectoryObject {
     const input = await request.json();
     try {
       if (url.pathname === "/register") return Response.json(this.register(input));
-      if (url.pathname === "/lookup") return Response.json({ shards: this.directory.lookup(input) });
+      if (url.pathname === "/query") return Response.json({ answer: await this.query(input, request) });
       if (url.pathname === "/retain") return Response.json(this.retain(input.nowMs));
       return respond(unavailable(`the directory has no path ${url.pathname}`));
     } catch (e) {
+      if (e instanceof ShardError) return e.response;
       if (isServiceError(e)) return respond(e);
       // Memory may now hold what storage does not: read it back.
       this.load();
@@ -40,9 +59,9 @@ export class DirectoryObject {
     }
   }
 
-  register(parts) {
+  register(entries) {
     const writes = [];
-    for (const { projectKey, day, urlBits } of parts) {
+    for (const { projectKey, day, urlBits } of entries) {
       const added = this.directory.add(projectKey, day, urlBits);
       if (added.newShard || added.newBits) writes.push({ projectKey, day, added });
     }
@@ -59,11 +78,45 @@ export class DirectoryObject {
     return { written: writes.length };
   }
 
-  /** Forgets the shards of days past retention at `nowMs`. */
+  /**
+   * A query's answer from this partition's shards (`plan`: the core's plan;
+   * `call`: the client's request, which each shard checks and answers), or
+   * null when none of its shards can hold a row of it.
+   */
+  async query({ plan, call }, request) {
+    const made = engineGeneration();
+    const gather = LogEndpoints.gather(plan, this.directory.lookup(plan));
+    try {
+      for (let wave = gather.nextWave(); wave.length > 0; wave = gather.nextWave()) {
+        const answers = await Promise.all(wave.map((name) => this.askShard(name, call, request)));
+        checkEngine(made);
+        answers.forEach((answer, i) => gather.add(wave[i], answer));
+      }
+      return gather.merged();
+    } finally {
+      release(gather, made);
+    }
+  }
+
+  /** A shard's answer to the client's request, as the core reads it; its error answer is the client's. */
+  async askShard(name, call, request) {
+    const headers = { ...this.forwardHeaders(request), "X-Shard": name };
+    if (call.apiKey) headers["X-API-KEY"] = call.apiKey;
+    if (call.authorization) headers.Authorization = call.authorization;
+    const res = await shardStub(this.env, name).fetch(`https://shard.internal${call.path}${call.query}`, {
+      method: call.method,
+      body: call.method === "POST" ? call.body : undefined,
+      headers,
+    });
+    if (!res.ok) throw new ShardError(res);
+    return LogEndpoints.readAnswer(await res.text(), [...res.headers]);
+  }
+
+  /** Forgets the project-days past retention at `nowMs`. */
   retain(nowMs) {
     const { firstKeptDay } = LogEndpoints.retention(nowMs);
     const dropped = this.directory.dropBefore(firstKeptDay);
     this.sql.exec("DELETE FROM shards WHERE day < ?", firstKeptDay);
-    return { dropped, firstKeptDay, shards: this.directory.shards() };
+    return { dropped, firstKeptDay, projectDays: this.directory.projectDays() };
   }
 }

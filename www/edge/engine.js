@@ -1,6 +1,6 @@
 // The wasm engine every object of an isolate shares, and the settings the
 // worker reads from its environment (README, "Edge worker").
-import { initSync, LogEndpoints, __wbg_reset_state } from "../../pkg/log_endpoints.js";
+import { initSync, LogEndpoints, unavailable, __wbg_reset_state } from "../../pkg/log_endpoints.js";
 import wasmModule from "../../pkg/log_endpoints_bg.wasm";
 
 initSync({ module: wasmModule });
@@ -18,6 +18,23 @@ export function engineGeneration() {
 export function resetEngine() {
   __wbg_reset_state();
   generation++;
+}
+
+/**
+ * Throws (503, retry) if the engine was replaced since generation `made`:
+ * core objects held across an await must not be used after a trap elsewhere.
+ */
+export function checkEngine(made) {
+  if (made !== generation) throw unavailable("the query engine restarted during the request");
+}
+
+/**
+ * Frees a core object made in engine generation `made`, unless the engine
+ * was replaced since (a trap in any object of the isolate replaces it, and
+ * the old object's memory is gone with it).
+ */
+export function release(object, made) {
+  if (made === generation) object.free();
 }
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;

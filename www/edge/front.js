@@ -1,34 +1,29 @@
 // The front: every client request comes here. It asks the core which route a
 // path is, answers CORS preflights, and checks every call and key with its
-// own data-less engine before anything is sent on. An ingested batch is split
-// by shard (in the core), recorded in the directory, and each part sent to its
-// shard in parallel; the core combines their answers. A query is planned by
-// the core, the directory names the shards that exist, they are asked in the
-// waves the core sets, and the core merges their answers.
+// own data-less engine before anything is sent on.
+// - An ingested batch is read and split by shard in the core, and kept by one
+//   ingest partition (the one its key names) before the answer: one durable
+//   write. The partition distributes it afterwards, in rounds.
+// - A query is planned by the core; the directory partitions the plan names
+//   are asked (at most six at once), each answers from its own shards, and
+//   the core merges their answers.
 // With SHARDING=off every request goes to one shard object named `logs`.
-import { engineGeneration, isServiceError, LogEndpoints, newEngine, settingsFrom, unavailable } from "./engine.js";
+// docs/edge-deployment.md says how it works and what it costs.
+import { checkEngine, engineGeneration, isServiceError, LogEndpoints, newEngine, release, settingsFrom, unavailable } from "./engine.js";
 import { errorResponse, preflight, readBody, requestParts, respond, withCors } from "./http.js";
+import { directoryStub, ingestStub, inWaves, shardStub, SINGLE_SHARD } from "./stubs.js";
 
-const { paramsBodyBytes: PARAMS_BODY_BYTES } = LogEndpoints.constants();
+const { paramsBodyBytes: PARAMS_BODY_BYTES, maxConcurrent: MAX_CONCURRENT } = LogEndpoints.constants();
+/** Most bytes of a body read only to be dropped, so that the connection can stay open. */
+const DRAIN_BYTES = 64 * 1024 * 1024;
 
-/** A shard's error answer, passed on to the client as it is. */
-class ShardError extends Error {
+/** An object's error answer, passed on to the client as it is. */
+class ObjectError extends Error {
   constructor(response) {
-    super(`a shard answered ${response.status}`);
+    super(`an object answered ${response.status}`);
     this.response = response;
   }
 }
-
-export function shardStub(env, name) {
-  return env.SHARD.get(env.SHARD.idFromName(name));
-}
-
-export function directoryStub(env) {
-  return env.DIRECTORY.get(env.DIRECTORY.idFromName("directory"));
-}
-
-/** The name of the one shard object when SHARDING=off. */
-export const SINGLE_SHARD = "logs";
 
 export class Front {
   /** The front's engine: keys, limits and the rules, no entries. One per isolate. */
@@ -45,8 +40,8 @@ export class Front {
     return null;
   }
 
-  /** Headers the front adds to what it sends a shard for a request. */
-  shardHeaders(_request) {
+  /** Headers the front adds to what it sends another object for a request. */
+  forwardHeaders(_request) {
     return {};
   }
 
@@ -56,6 +51,14 @@ export class Front {
   }
 
   async fetch(request, env) {
+    const response = await this.answer(request, env);
+    // A body the answer did not need is read to its end before the answer
+    // goes, or the runtime resets the connection the client keeps alive.
+    if (request.body && !request.bodyUsed) await drain(request.body);
+    return response;
+  }
+
+  async answer(request, env) {
     const url = new URL(request.url);
     let target;
     try {
@@ -72,7 +75,7 @@ export class Front {
       if (target.kind === "ingest") return withCors(await this.ingest(request, url, target.stream, env, service, settings));
       return withCors(await this.query(request, url, env, service));
     } catch (e) {
-      if (e instanceof ShardError) return withCors(e.response);
+      if (e instanceof ObjectError) return withCors(e.response);
       if (!isServiceError(e)) {
         console.error("log-endpoints: front fault:", e && e.message);
         this.cached = undefined;
@@ -84,86 +87,67 @@ export class Front {
   }
 
   /**
-   * An ingest: the key is checked and the batch split before anything is sent.
-   * The directory records the parts' shards first (a shard it does not list
-   * is never asked), then each shard stores its part, in parallel.
+   * An ingest: the key checked and the batch read and split before anything
+   * is sent; then one durable write, at the ingest partition its key names,
+   * which remembers the key: a batch sent again is acknowledged, not kept twice.
    */
   async ingest(request, url, stream, env, service, settings) {
     service.authorizeRequest(requestParts(request, url));
     const body = await readBody(request, settings.maxBodyBytes);
-    const split = service.splitByShard(stream, body);
-    let registered;
-    try {
-      const res = await directoryStub(env).fetch("https://directory.internal/register", {
-        method: "POST",
-        body: JSON.stringify(split.parts.map(({ projectKey, day, urlBits }) => ({ projectKey, day, urlBits }))),
-      });
-      registered = res.ok ? null : `the directory of shards answered ${res.status}`;
-      await res.arrayBuffer();
-    } catch (e) {
-      registered = `the directory of shards could not record the batch (${e.message})`;
-    }
-    const parts = await Promise.all(
-      split.parts.map(async (part) => {
-        if (registered) return { indexes: part.indexes, failure: registered };
-        try {
-          const res = await shardStub(env, part.shard).fetch(`https://shard.internal/api/logs/${stream}`, {
-            method: "POST",
-            body: part.body,
-            headers: { ...this.forwarded(request), "X-Shard": part.shard },
-          });
-          return { indexes: part.indexes, status: res.status, body: await res.text() };
-        } catch (e) {
-          return { indexes: part.indexes, failure: `shard ${part.shard} did not answer (${e.message})` };
-        }
-      }),
-    );
-    return respond(service.combineIngest(split.report, parts));
+    const prepared = service.prepareIngest(stream, body, request.headers.get("Idempotency-Key"));
+    const { key, partition } = prepared.key;
+    if (prepared.shards === 0) return respond(LogEndpoints.ingestAnswer(prepared.report));
+    const answer = LogEndpoints.ingestAnswer(prepared.report, [partition]);
+    const res = await ingestStub(env, partition).fetch("https://ingest.internal/keep", {
+      method: "POST",
+      body: prepared.record,
+      headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Partition": partition, "X-Shards": String(prepared.shards) },
+    });
+    if (!res.ok) throw new ObjectError(res);
+    const { duplicate } = await res.json();
+    const response = respond(answer);
+    if (duplicate) response.headers.set("X-Duplicate", "true");
+    return response;
   }
 
   /**
    * A query: checked and planned by the core (a refused key or a bad
-   * parameter never reaches a shard), the shards looked up, asked in the
-   * core's waves and their answers merged.
+   * parameter reaches no other object), the directory partitions of its plan
+   * asked, and their answers merged.
    */
   async query(request, url, env, service) {
     const body = request.method === "POST" ? await readBody(request, PARAMS_BODY_BYTES) : undefined;
-    const query = service.shardQuery(requestParts(request, url, body));
-    const looked = await directoryStub(env).fetch("https://directory.internal/lookup", { method: "POST", body: JSON.stringify(query.plan) });
-    if (!looked.ok) throw unavailable("the directory of shards did not answer");
-    query.ask((await looked.json()).shards);
-    for (let wave = query.nextWave(); wave.length > 0; wave = query.nextWave()) {
-      const answers = await Promise.all(wave.map((name) => this.askShard(env, name, request, url, body)));
-      for (const answer of answers) query.add(answer);
+    const call = requestParts(request, url, body);
+    const made = engineGeneration();
+    const query = service.shardQuery(call);
+    const plan = query.plan;
+    try {
+      for (let wave = query.nextWave(); wave.length > 0; wave = query.nextWave()) {
+        const answers = await Promise.all(wave.map((directory) => this.askDirectory(env, directory, plan, call, request)));
+        checkEngine(made);
+        answers.forEach((answer, i) => query.add(wave[i], answer));
+      }
+      return respond(query.answer());
+    } finally {
+      release(query, made);
     }
-    return respond(query.answer());
   }
 
-  /** A shard's answer to the request, as the core reads it; its error answer is the client's. */
-  async askShard(env, name, request, url, body) {
-    const res = await shardStub(env, name).fetch(`https://shard.internal${url.pathname}${url.search}`, {
-      method: request.method,
-      body,
-      headers: { ...this.forwarded(request), "X-Shard": name },
+  /** A directory partition's answer from its shards (null: none holds a row of the call). */
+  async askDirectory(env, name, plan, call, request) {
+    const res = await directoryStub(env, name).fetch("https://directory.internal/query", {
+      method: "POST",
+      body: JSON.stringify({ plan, call }),
+      headers: this.forwardHeaders(request),
     });
-    if (!res.ok) throw new ShardError(res);
-    return LogEndpoints.readAnswer(await res.text(), [...res.headers]);
-  }
-
-  /** The request's key headers, and what `shardHeaders` adds. */
-  forwarded(request) {
-    const headers = { ...this.shardHeaders(request) };
-    for (const name of ["X-API-KEY", "Authorization"]) {
-      const value = request.headers.get(name);
-      if (value !== null) headers[name] = value;
-    }
-    return headers;
+    if (!res.ok) throw new ObjectError(res);
+    return (await res.json()).answer;
   }
 
   /**
    * The cron trigger (every 5 minutes in wrangler.jsonc): the directory
-   * forgets shards past retention (each shard empties itself from its alarm).
-   * With SHARDING=off, the one shard's maintenance.
+   * partitions forget days past retention (each shard empties itself from its
+   * alarm). With SHARDING=off, the one shard's maintenance.
    */
   async scheduled(controller, env) {
     const { settings } = this.engine(env);
@@ -172,7 +156,24 @@ export class Front {
       await shardStub(env, SINGLE_SHARD).fetch("https://shard.internal/maintain", { method: "POST", headers: { "X-Now-Ms": String(nowMs) } });
       return;
     }
-    await directoryStub(env).fetch("https://directory.internal/retain", { method: "POST", body: JSON.stringify({ nowMs }) });
+    await inWaves(LogEndpoints.directoryNames(), MAX_CONCURRENT, async (name) => {
+      const res = await directoryStub(env, name).fetch("https://directory.internal/retain", { method: "POST", body: JSON.stringify({ nowMs }) });
+      if (!res.ok) throw unavailable(`${name} did not apply retention (${res.status})`);
+      return res.json();
+    });
+  }
+}
+
+/** Reads a body to its end (at most DRAIN_BYTES), dropping it. */
+async function drain(body) {
+  let read = 0;
+  try {
+    for await (const chunk of body) {
+      read += chunk.byteLength;
+      if (read > DRAIN_BYTES) return;
+    }
+  } catch {
+    // Already read, or cut off by the client: nothing to keep open.
   }
 }
 

@@ -1,18 +1,23 @@
-// A shard: the Durable Object holding one project's entries of one UTC day
-// (named by the core, `{day}/p/{project}`), or with SHARDING=off every entry.
-// It keeps an in-memory store, appends every accepted part to its SQLite
-// storage before answering, and rebuilds from storage when it wakes or after
-// a wasm trap: from its last snapshot and the batches after it. An alarm
-// writes snapshots, warms its cache and applies retention.
+// A shard: the Durable Object holding one UTC day of one group of projects
+// (named by the core, `{day}/g/{group}`), or with SHARDING=off every entry.
+// It keeps an in-memory store, takes the ingest partitions' deliveries (each
+// once: the partition and round of the last one applied are stored in the
+// same transaction as its entries), and rebuilds from storage when it wakes
+// or after a wasm trap: from its last snapshot and the batches after it. An
+// alarm writes snapshots, warms its cache and applies retention.
 import { engineFault, engineGeneration, isServiceError, LogEndpoints, newEngine, resetEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
+import { readParts, writeParts } from "./blobs.js";
 import { readBody, requestParts, respond } from "./http.js";
+import { SeenBatches } from "./seen.js";
 
-/** SQLite values in Durable Objects are limited to 2 MB; batches are stored in parts. */
-const PART_BYTES = 1024 * 1024;
+/** The `stream` of a stored delivery (its sections name their streams). */
+const DELIVERY = "delivery";
 /** A shard's alarm: snapshot, cache warming and retention, as often as the cache warms. */
 const MAINTAIN_EVERY_MS = 300_000;
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
 const MAINTAIN_PATH = "/maintain";
+/** The path of an ingest partition's deliveries. */
+const DELIVER_PATH = "/deliver";
 
 export class ShardObject {
   constructor(ctx, env) {
@@ -29,6 +34,10 @@ export class ShardObject {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS snapshot (
       id INTEGER PRIMARY KEY CHECK (id = 1), last_batch_id INTEGER NOT NULL, bytes INTEGER NOT NULL, written_ms INTEGER NOT NULL)`);
     this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot_parts (part INTEGER PRIMARY KEY, body BLOB NOT NULL)");
+    // The last round applied of each ingest partition: a delivery sent again is not applied twice.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS applied (partition TEXT PRIMARY KEY, round INTEGER NOT NULL)");
+    // With SHARDING=off batches come here directly: resent ones are recognised here.
+    this.seen = new SeenBatches(this.sql);
     ctx.blockConcurrencyWhile(async () => {
       this.alarmAt = await ctx.storage.getAlarm();
       this.rebuild();
@@ -62,7 +71,7 @@ export class ShardObject {
     this.woke = { fromSnapshot: false };
     if (snapshot) {
       try {
-        const bytes = this.readParts("SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes);
+        const bytes = readParts(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes);
         this.service = LogEndpoints.fromSnapshot(bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits });
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
@@ -88,8 +97,9 @@ export class ShardObject {
     this.failedBatches = 0;
     for (const batch of batches) {
       try {
-        const body = this.readParts("SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
-        this.service.ingest(batch.stream, body);
+        const body = readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
+        if (batch.stream === DELIVERY) this.service.ingestDelivery(body);
+        else this.service.ingest(batch.stream, body);
       } catch (e) {
         // One unreadable stored batch must not keep the object from starting.
         this.failedBatches++;
@@ -100,24 +110,6 @@ export class ShardObject {
     this.woke.replayedBatches = batches.length;
     this.woke.failedBatches = this.failedBatches;
     this.woke.ms = Date.now() - started;
-  }
-
-  /** The parts a query selects, joined (`bytes` long). */
-  readParts(query, bindings, bytes) {
-    const body = new Uint8Array(bytes);
-    let at = 0;
-    for (const part of this.sql.exec(query, ...bindings)) {
-      const chunk = new Uint8Array(part.body);
-      body.set(chunk, at);
-      at += chunk.byteLength;
-    }
-    if (at !== bytes) throw new Error(`stored parts hold ${at} bytes, not ${bytes}`);
-    return body;
-  }
-
-  /** Writes `body` in parts of at most PART_BYTES (SQLite's value limit). */
-  writeParts(body, insert) {
-    for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) insert(part, body.slice(at, at + PART_BYTES).buffer);
   }
 
   dropSnapshot() {
@@ -139,7 +131,7 @@ export class ShardObject {
     const bytes = this.service.snapshot();
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM snapshot_parts");
-      this.writeParts(bytes, (part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body));
+      writeParts(bytes, (part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body));
       this.sql.exec("INSERT OR REPLACE INTO snapshot (id, last_batch_id, bytes, written_ms) VALUES (1, ?, ?, ?)", last, bytes.byteLength, Date.now());
     });
     return { written: true, lastBatchId: last, bytes: bytes.byteLength };
@@ -158,6 +150,7 @@ export class ShardObject {
     if (nowMs !== null) this.service.setNow(nowMs);
     try {
       if (url.pathname === MAINTAIN_PATH) return await this.maintain(request);
+      if (url.pathname === DELIVER_PATH) return await this.deliver(request);
       const target = LogEndpoints.route(url.pathname, request.method);
       if (target.kind === "ingest") return await this.ingest(request, url, target.stream);
       return await this.query(request, url);
@@ -175,31 +168,60 @@ export class ShardObject {
     return respond(this.service.answerRequest(requestParts(request, url, body)));
   }
 
+  /** A batch sent here directly (SHARDING=off): kept once, however often it is sent. */
   async ingest(request, url, stream) {
     // The core decides: 401 for a missing or unknown key, 403 for a query key.
     this.service.authorizeRequest(requestParts(request, url));
     const body = await readBody(request, this.settings.maxBodyBytes);
-    const report = this.service.ingest(stream, body);
-    if (report.accepted > 0) {
-      try {
-        this.store(stream, body, report.newestTimestamp, request);
-      } catch (e) {
-        // Memory now holds entries storage does not: go back to what storage has.
-        this.rebuild();
-        throw storageUnavailable(e.message);
-      }
-      await this.armAlarm();
-    }
+    const { key } = LogEndpoints.batchKey(stream, body, request.headers.get("Idempotency-Key"));
+    const duplicate = this.seen.has(key, Date.now());
+    const report = duplicate ? this.service.prepareIngest(stream, body).report : this.service.ingest(stream, body);
+    if (!duplicate && report.accepted > 0) await this.keep(stream, body, report.newestTimestamp, request, () => this.seen.add(key, Date.now()));
     return respond(LogEndpoints.ingestAnswer(report));
   }
 
-  /** Appends an accepted batch to storage, in one transaction. */
-  store(stream, body, newestUs, _request) {
+  /** An ingest partition's delivery: applied once, then stored with its round. */
+  async deliver(request) {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    const { partition, round } = LogEndpoints.deliveryHeader(bytes);
+    const applied = this.sql.exec("SELECT round FROM applied WHERE partition = ?", partition).toArray()[0]?.round ?? 0;
+    if (round <= applied) return Response.json({ duplicate: true });
+    let delivered;
+    try {
+      delivered = this.service.ingestDelivery(bytes);
+    } catch (e) {
+      // A section refused (over the budget): the others may be in memory, not in storage.
+      this.rebuild();
+      throw e;
+    }
+    await this.keep(DELIVERY, bytes, delivered.report.newestTimestamp, request, () =>
+      this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round),
+    );
+    return Response.json({ duplicate: false, accepted: delivered.report.accepted });
+  }
+
+  /**
+   * Stores what memory took (a batch, or a delivery), with `also` in the same
+   * transaction; if storage fails, memory goes back to what storage has.
+   */
+  async keep(stream, body, newestUs, request, also) {
+    try {
+      this.store(stream, body, newestUs, request, also);
+    } catch (e) {
+      this.rebuild();
+      throw storageUnavailable(e.message);
+    }
+    await this.armAlarm();
+  }
+
+  /** Appends what memory took to storage, with `also`, in one transaction. */
+  store(stream, body, newestUs, _request, also) {
     this.ctx.storage.transactionSync(() => {
       const { id } = this.sql
         .exec("INSERT INTO batches (stream, newest_us, received_ms, bytes) VALUES (?, ?, ?, ?) RETURNING id", stream, newestUs ?? 0, Date.now(), body.byteLength)
         .one();
-      this.writeParts(body, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
+      writeParts(body, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
+      also();
     });
   }
 

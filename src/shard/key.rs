@@ -1,0 +1,56 @@
+//! A batch's key: what makes a resent batch the same batch. Either the
+//! client's `Idempotency-Key`, or the batch's stream and decoded bytes (as
+//! ClickHouse deduplicates inserted blocks by their hash). The key picks the
+//! ingest partition, so every copy of a batch meets the partition that
+//! remembers the first.
+
+use serde::Serialize;
+use xxhash_rust::xxh3::{xxh3_128, Xxh3};
+
+use super::{ingest_name, INGEST_PARTITIONS};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BatchKey {
+    /// 32 hex digits.
+    pub key: String,
+    /// The ingest partition that keeps the batch.
+    pub partition: String,
+}
+
+impl BatchKey {
+    /// The key of `batch` sent to `stream` (the caller passes one name per
+    /// stream, so an alias makes the same key), or of the client's idempotency key.
+    pub fn of(stream: &str, batch: &[u8], idempotency_key: Option<&str>) -> BatchKey {
+        let hash = match idempotency_key.filter(|k| !k.is_empty()) {
+            Some(key) => xxh3_128(format!("idempotency-key\0{key}").as_bytes()),
+            None => {
+                let mut hasher = Xxh3::new();
+                hasher.update(stream.as_bytes());
+                hasher.update(&[0]);
+                hasher.update(batch);
+                hasher.digest128()
+            }
+        };
+        BatchKey {
+            key: format!("{hash:032x}"),
+            partition: ingest_name((hash % u128::from(INGEST_PARTITIONS)) as u32),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bytes_same_key_and_partition() {
+        let a = BatchKey::of("edge_logs", b"[1]", None);
+        assert_eq!(a, BatchKey::of("edge_logs", b"[1]", None));
+        assert_ne!(a.key, BatchKey::of("edge_logs", b"[2]", None).key);
+        assert_ne!(a.key, BatchKey::of("function_edge_logs", b"[1]", None).key);
+        let keyed = BatchKey::of("edge_logs", b"[1]", Some("k-1"));
+        assert_eq!(keyed, BatchKey::of("edge_logs", b"[2]", Some("k-1")));
+        assert_eq!(a.key.len(), 32);
+    }
+}

@@ -1,0 +1,23 @@
+// Byte strings kept in SQLite in parts: Durable Object SQLite values are
+// limited to 2 MB, so a batch or a snapshot is written in 1 MiB parts and
+// read back joined.
+
+const PART_BYTES = 1024 * 1024;
+
+/** Writes `body` in parts of at most PART_BYTES: `insert(part, bytes)` for each. */
+export function writeParts(body, insert) {
+  for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) insert(part, body.slice(at, at + PART_BYTES).buffer);
+}
+
+/** The parts a query selects (`SELECT body …` in part order), joined: `bytes` long. */
+export function readParts(sql, query, bindings, bytes) {
+  const body = new Uint8Array(bytes);
+  let at = 0;
+  for (const part of sql.exec(query, ...bindings)) {
+    const chunk = new Uint8Array(part.body);
+    body.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  if (at !== bytes) throw new Error(`stored parts hold ${at} bytes, not ${bytes}`);
+  return body;
+}

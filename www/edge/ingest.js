@@ -1,0 +1,169 @@
+// An ingest partition: the Durable Object that makes a batch durable before
+// the front acknowledges it, and distributes it after (docs/edge-deployment.md).
+// The front picks the partition by the batch's key, so a resent batch meets
+// the partition that remembers it and is acknowledged without being kept twice.
+//
+// Distribution runs from the alarm, in rounds: the batches kept since the
+// last round are coalesced by the core into one delivery per shard and one
+// registration per directory partition; the directory partitions record the
+// shards first (a shard they do not list is never asked), then every shard
+// takes its delivery, at most six calls at a time. A round covers a fixed set
+// of batches, so a round sent again (after a restart, a failed shard, an
+// alarm retried) is the same round, and a shard applies it once. Batches are
+// deleted only once every shard has its part; a refusal a retry cannot change
+// (a 4xx) is recorded in `refused` and logged, never dropped silently.
+import { LogEndpoints } from "./engine.js";
+import { readParts, writeParts } from "./blobs.js";
+import { SeenBatches } from "./seen.js";
+import { directoryStub, inWaves, shardStub } from "./stubs.js";
+
+const { maxConcurrent: MAX_CONCURRENT } = LogEndpoints.constants();
+
+/** How long batches gather before a round starts, after a quiet spell. */
+const COALESCE_MS = 500;
+/** Most bytes of kept batches one round covers. */
+const ROUND_BYTES = 48 * 1024 * 1024;
+/** When a round could not finish (a shard or directory did not answer): the next try. */
+const RETRY_MS = 1000;
+
+export class IngestObject {
+  constructor(ctx, env) {
+    this.ctx = ctx;
+    this.env = env;
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT NOT NULL, received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL, shards INTEGER NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS batch_parts (
+      batch_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (batch_id, part))`);
+    // The round under way: the batches it covers. At most one row.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS rounds (round INTEGER PRIMARY KEY, first_batch INTEGER NOT NULL, last_batch INTEGER NOT NULL, started_ms INTEGER NOT NULL)");
+    // This partition's name (the front sends it with each batch) and the number of the next round.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, next_round INTEGER NOT NULL)");
+    // Deliveries a shard refused for good (over its budget): what was not kept, and why.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS refused (
+      round INTEGER NOT NULL, shard TEXT NOT NULL, entries INTEGER NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, at_ms INTEGER NOT NULL,
+      PRIMARY KEY (round, shard))`);
+    this.seen = new SeenBatches(this.sql);
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.pathname === "/keep") return this.keep(request);
+    if (url.pathname === "/status") return Response.json(this.status());
+    return new Response(null, { status: 404 });
+  }
+
+  /**
+   * Keeps a batch (its record, as the front prepared it) unless its key was
+   * kept within the window: one transaction, then the alarm is armed.
+   */
+  async keep(request) {
+    const key = request.headers.get("X-Batch-Key");
+    const record = new Uint8Array(await request.arrayBuffer());
+    const now = Date.now();
+    if (this.seen.has(key, now)) return Response.json({ duplicate: true });
+    const name = request.headers.get("X-Partition");
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("INSERT INTO meta (id, name, next_round) VALUES (1, ?, 1) ON CONFLICT (id) DO NOTHING", name);
+      const { id } = this.sql
+        .exec("INSERT INTO batches (key, received_ms, bytes, shards) VALUES (?, ?, ?, ?) RETURNING id", key, now, record.byteLength, Number(request.headers.get("X-Shards") ?? 0))
+        .one();
+      writeParts(record, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
+      this.seen.add(key, now);
+    });
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + COALESCE_MS);
+    return Response.json({ duplicate: false });
+  }
+
+  /** What is kept and not yet distributed, and what shards refused. */
+  status() {
+    const pending = this.sql.exec("SELECT count(*) AS batches, coalesce(sum(bytes), 0) AS bytes FROM batches").one();
+    const refused = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries FROM refused").one();
+    return { pendingBatches: pending.batches, pendingBytes: pending.bytes, refusedDeliveries: refused.deliveries, refusedEntries: refused.entries };
+  }
+
+  /**
+   * Distribution: rounds until nothing is left, or a round must wait for a
+   * retry. Nothing escapes: the runtime gives up on an alarm that keeps
+   * throwing, and kept batches must always be tried again.
+   */
+  async alarm() {
+    try {
+      this.seen.prune(Date.now());
+      const name = this.sql.exec("SELECT name FROM meta WHERE id = 1").toArray()[0]?.name;
+      for (let round = this.openRound(); round; round = this.openRound()) {
+        if (!(await this.distribute(name, round))) throw new Error(`round ${round.round} did not finish`);
+      }
+    } catch (e) {
+      console.error(`log-endpoints: distribution paused (${e.message}); retrying in ${RETRY_MS} ms`);
+      await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
+    }
+  }
+
+  /** The round under way, or a new one over the batches kept since the last (null: none). */
+  openRound() {
+    const open = this.sql.exec("SELECT round, first_batch, last_batch FROM rounds").toArray()[0];
+    if (open) return open;
+    const batches = this.sql.exec("SELECT id, bytes FROM batches ORDER BY id").toArray();
+    if (batches.length === 0) return null;
+    let bytes = 0;
+    let last = batches[0].id;
+    for (const batch of batches) {
+      if (bytes > 0 && bytes + batch.bytes > ROUND_BYTES) break;
+      bytes += batch.bytes;
+      last = batch.id;
+    }
+    const next = this.sql.exec("SELECT next_round FROM meta WHERE id = 1").one().next_round;
+    const round = { round: next, first_batch: batches[0].id, last_batch: last };
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("INSERT INTO rounds (round, first_batch, last_batch, started_ms) VALUES (?, ?, ?, ?)", round.round, round.first_batch, round.last_batch, Date.now());
+      this.sql.exec("UPDATE meta SET next_round = ? WHERE id = 1", round.round + 1);
+    });
+    return round;
+  }
+
+  /** One round: registrations, then deliveries. Whether it finished (every shard has its part, or refused it for good). */
+  async distribute(name, { round, first_batch: first, last_batch: last }) {
+    const records = this.sql
+      .exec("SELECT id, bytes FROM batches WHERE id BETWEEN ? AND ? ORDER BY id", first, last)
+      .toArray()
+      .map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
+    // The round's work, read out of the core before anything is awaited.
+    const coalesced = LogEndpoints.coalesce(name, round, records);
+    const { registrations, deliveries } = coalesced;
+    coalesced.free();
+    const registered = await inWaves(registrations, MAX_CONCURRENT, async ({ directory, entries }) => {
+      const res = await directoryStub(this.env, directory).fetch("https://directory.internal/register", { method: "POST", body: JSON.stringify(entries) });
+      const text = await res.text();
+      if (!res.ok) console.error(`log-endpoints: ${name} round ${round}: ${directory} did not register it (${res.status} ${text})`);
+      return res.ok;
+    });
+    if (!registered.every(Boolean)) return false;
+    const delivered = await inWaves(deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
+      let res;
+      try {
+        res = await shardStub(this.env, shard).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } });
+      } catch (e) {
+        console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not answer (${e.message}); retrying`);
+        return false;
+      }
+      const body = await res.text();
+      if (res.ok) return true;
+      if (!LogEndpoints.refusalIsFinal(res.status)) {
+        console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); retrying`);
+        return false;
+      }
+      console.error(`log-endpoints: ${name} round ${round}: shard ${shard} refused ${entries} entries for good (${res.status} ${body})`);
+      this.sql.exec("INSERT OR REPLACE INTO refused (round, shard, entries, status, body, at_ms) VALUES (?, ?, ?, ?, ?, ?)", round, shard, entries, res.status, body, Date.now());
+      return true;
+    });
+    if (!delivered.every(Boolean)) return false;
+    // Every shard has its part: the batches are theirs now.
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM batch_parts WHERE batch_id BETWEEN ? AND ?", first, last);
+      this.sql.exec("DELETE FROM batches WHERE id BETWEEN ? AND ?", first, last);
+      this.sql.exec("DELETE FROM rounds WHERE round = ?", round);
+    });
+    return true;
+  }
+}

@@ -1,0 +1,29 @@
+// The batches an object has kept, by key, for as long as a resend may come:
+// a batch whose key is here is acknowledged again and not kept twice. The
+// core makes the keys (a batch's stream and bytes, or the client's
+// Idempotency-Key); this is their table in the object's SQLite storage.
+
+/** How long a key is remembered (a shipper's retries come within minutes; a day covers an outage). */
+export const SEEN_FOR_MS = 24 * 3600 * 1000;
+
+export class SeenBatches {
+  constructor(sql) {
+    this.sql = sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)");
+  }
+
+  /** Whether `key` was kept within the window. */
+  has(key, nowMs) {
+    return this.sql.exec("SELECT 1 FROM seen WHERE key = ? AND received_ms >= ?", key, nowMs - SEEN_FOR_MS).toArray().length > 0;
+  }
+
+  /** Records `key` (call it in the transaction that keeps the batch). */
+  add(key, nowMs) {
+    this.sql.exec("INSERT OR REPLACE INTO seen (key, received_ms) VALUES (?, ?)", key, nowMs);
+  }
+
+  /** Forgets keys older than the window. */
+  prune(nowMs) {
+    this.sql.exec("DELETE FROM seen WHERE received_ms < ?", nowMs - SEEN_FOR_MS);
+  }
+}
