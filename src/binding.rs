@@ -417,11 +417,16 @@ impl JsLogEndpoints {
     /// `LogEndpoints.ingestAnswer(report, objects?)` → the HTTP answer of an
     /// ingest report (`objects`: where the batch was kept, `X-Objects`).
     #[wasm_bindgen(js_name = ingestAnswer)]
-    pub fn ingest_answer(report: JsValue, objects: Option<Vec<String>>) -> Result<JsValue, JsValue> {
+    pub fn ingest_answer(
+        report: JsValue,
+        objects: Option<Vec<String>>,
+    ) -> Result<JsValue, JsValue> {
         let report: IngestReport = from_js(report, bad_answer("an ingest report"))?;
         let mut answer = HttpAnswer::from(&report);
         if let Some(objects) = objects {
-            answer.headers.push(("X-Objects".to_owned(), objects.join(", ")));
+            answer
+                .headers
+                .push(("X-Objects".to_owned(), objects.join(", ")));
         }
         to_js(&answer)
     }
@@ -468,7 +473,11 @@ impl JsLogEndpoints {
     /// `LogEndpoints.coalesce(partition, round, records)` → a `Round`: the
     /// kept batches (`records`, as `prepareIngest` made them) coalesced into
     /// one delivery per shard and one registration per directory partition.
-    pub fn coalesce(partition: &str, round: f64, records: Vec<Uint8Array>) -> Result<JsRound, JsValue> {
+    pub fn coalesce(
+        partition: &str,
+        round: f64,
+        records: Vec<Uint8Array>,
+    ) -> Result<JsRound, JsValue> {
         let mut coalesced = Round::new(partition, round as u64);
         for record in records {
             coalesced.add(&record.to_vec())?;
@@ -882,7 +891,11 @@ impl JsRound {
                 shard: &delivery.shard,
                 entries: delivery.entries,
             })?;
-            Reflect::set(&value, &"bytes".into(), &Uint8Array::from(&delivery.bytes[..]))?;
+            Reflect::set(
+                &value,
+                &"bytes".into(),
+                &Uint8Array::from(&delivery.bytes[..]),
+            )?;
             out.push(&value);
         }
         Ok(out)

@@ -296,7 +296,10 @@ impl LogFeed {
             // A pending batch has one entry per line, so a syntax error names
             // the batch's line; the entry's place in the input replaces it.
             let line = format!("line {}: ", rejection.index + 1);
-            let reason = rejection.reason.strip_prefix(&line).unwrap_or(&rejection.reason);
+            let reason = rejection
+                .reason
+                .strip_prefix(&line)
+                .unwrap_or(&rejection.reason);
             renamed.rejected.push(Rejection {
                 index: number.saturating_sub(1),
                 reason: format!("{}: entry {number}: {reason}", self.source),

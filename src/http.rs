@@ -114,7 +114,7 @@ fn objects_header(objects: &[String]) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     if objects.len() > MAX_OBJECTS_NAMED {
-        header.push_str(&format!(", … {} more", objects.len() - MAX_OBJECTS_NAMED));
+        header.push_str(&format!(", +{} more", objects.len() - MAX_OBJECTS_NAMED));
     }
     header
 }

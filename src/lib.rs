@@ -63,9 +63,8 @@ pub use service::{
     Catalog, Config, DeliveryReport, LogEndpoints, PreparedBatch, StoreStats, WarmReport,
 };
 pub use shard::{
-    day_of, directory_name, group_of, ingest_name, project_key, shard_name, split_by_shard, Added,
-    refusal_is_final, BatchKey, BatchSplit, Delivery, Gather, QueryPlan, Registration, Retention,
-    Round,
-    ShardDelivery, ShardDirectory, ShardPart, ShardQuery, DIRECTORY_PARTITIONS,
+    day_of, directory_name, group_of, ingest_name, project_key, refusal_is_final, shard_name,
+    split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, QueryPlan, Registration,
+    Retention, Round, ShardDelivery, ShardDirectory, ShardPart, ShardQuery, DIRECTORY_PARTITIONS,
     INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
 };

@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { workerOptions, ROOT } from "./miniflare-options.mjs";
+import { distributed, workerOptions, ROOT } from "./miniflare-options.mjs";
 import { serveStatic } from "./static-server.mjs";
 import { generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
 
@@ -68,6 +68,8 @@ if (!existsSync(sampleMarker)) {
     }
     console.log(`ingested ${accepted} sample ${stream} entries`);
   }
+  // Acknowledged batches are queryable once their ingest partitions distributed them.
+  await distributed(mf, { timeoutMs: 120_000 });
   writeFileSync(sampleMarker, new Date().toISOString());
 } else {
   console.log(`using the logs stored in ${path.relative(ROOT, stateDir)} (start with --fresh for new samples)`);

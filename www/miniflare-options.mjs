@@ -3,6 +3,7 @@
 // Mirrors wrangler.jsonc.
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { LogEndpoints } from "log-endpoints";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -31,4 +32,24 @@ export function workerOptions({ persistDir, bindings = {}, port, host = "127.0.0
     bindings,
     ...(port === undefined ? {} : { host, port }),
   };
+}
+
+/**
+ * Waits until every ingest partition has distributed what it kept (their
+ * `/status`), polling; fails with what is still pending after `timeoutMs`.
+ */
+export async function distributed(mf, { timeoutMs = 20_000 } = {}) {
+  const namespace = await mf.getDurableObjectNamespace("INGEST");
+  const started = Date.now();
+  for (;;) {
+    const statuses = await Promise.all(
+      LogEndpoints.ingestNames().map(async (name) => [name, await (await namespace.get(namespace.idFromName(name)).fetch("https://ingest.internal/status")).json()]),
+    );
+    const pending = statuses.filter(([, s]) => s.pendingBatches > 0);
+    if (pending.length === 0) return statuses;
+    if (Date.now() - started > timeoutMs) {
+      throw new Error(`batches still not distributed after ${timeoutMs} ms: ${JSON.stringify(Object.fromEntries(pending))}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

@@ -113,7 +113,9 @@ impl ShardDirectory {
                 .into_iter()
                 .flat_map(|(key, days)| {
                     let group = group_of(key);
-                    days.iter().filter(in_range).map(move |d| (d.as_str(), group))
+                    days.iter()
+                        .filter(in_range)
+                        .map(move |d| (d.as_str(), group))
                 })
                 .collect(),
             None => self
@@ -122,7 +124,9 @@ impl ShardDirectory {
                 .filter(|(key, _)| self.may_contain(key, url_bits))
                 .flat_map(|(key, days)| {
                     let group = group_of(key);
-                    days.iter().filter(in_range).map(move |d| (d.as_str(), group))
+                    days.iter()
+                        .filter(in_range)
+                        .map(move |d| (d.as_str(), group))
                 })
                 .collect(),
         };

@@ -6,10 +6,10 @@
 //!
 //! Little-endian; texts and bodies as a `u32` length and their bytes.
 
-use super::split::{ProjectUrls, ShardPart};
 use super::shard_name;
-use crate::ingest::Stream;
+use super::split::{ProjectUrls, ShardPart};
 use crate::error::{Error, Result};
+use crate::ingest::Stream;
 
 const RECORD_MAGIC: &[u8; 8] = b"LEREC001";
 const DELIVERY_MAGIC: &[u8; 8] = b"LEDLV001";
@@ -50,11 +50,17 @@ impl<'a> In<'a> {
         Ok(self.take(1, what)?.first().copied().unwrap_or(0))
     }
     fn u32(&mut self, what: &str) -> Result<u32> {
-        let bytes = self.take(4, what)?.try_into().map_err(|_| unreadable(what))?;
+        let bytes = self
+            .take(4, what)?
+            .try_into()
+            .map_err(|_| unreadable(what))?;
         Ok(u32::from_le_bytes(bytes))
     }
     fn u64(&mut self, what: &str) -> Result<u64> {
-        let bytes = self.take(8, what)?.try_into().map_err(|_| unreadable(what))?;
+        let bytes = self
+            .take(8, what)?
+            .try_into()
+            .map_err(|_| unreadable(what))?;
         Ok(u64::from_le_bytes(bytes))
     }
     fn bytes(&mut self, what: &str) -> Result<&'a [u8]> {

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::frame::{read_record, Delivery, Section};
 use super::directory_name;
+use super::frame::{read_record, Delivery, Section};
 use crate::error::Result;
 use crate::ingest::Stream;
 

@@ -1,11 +1,17 @@
-//! The sharded deployment's rules, run natively: a batch split by shard
-//! (project and day), each part ingested into a store of its own, the calls
-//! planned, looked up in the directory, asked of those shards (newest day first
-//! for logs.all) and the answers merged, answers as one store of every entry
-//! does; the refusals are the ones ingesting the whole batch reports.
-use std::collections::HashMap;
+//! The sharded deployment's rules, run natively as the edge worker runs them:
+//! batches prepared at the front (split by shard, keyed), kept by their ingest
+//! partitions, coalesced in rounds into one delivery per shard and one
+//! registration per directory partition, and ingested by the shards; calls
+//! planned at the front, each directory partition gathering its shards'
+//! answers in waves, and the front merging the partitions' answers. All of it
+//! answers as one store of every entry; the refusals are the ones ingesting
+//! the whole batch reports.
+use std::collections::{BTreeMap, HashMap};
 
-use log_endpoints::{ApiKey, Config, LogEndpoints, Params, ShardDirectory};
+use log_endpoints::{
+    shard_name, ApiKey, Config, Delivery, Gather, LogEndpoints, Params, QueryAnswer, Round,
+    ShardDirectory,
+};
 use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry};
 use proptest::prelude::*;
 
@@ -35,8 +41,13 @@ fn answer(svc: &mut LogEndpoints, endpoint: &str, params: &[(String, String)], n
     }
 }
 
+fn shard_of(project: Option<&str>, day: &str) -> String {
+    let key = log_endpoints::project_key(project);
+    shard_name(log_endpoints::group_of(&key), day)
+}
+
 #[test]
-fn a_mixed_batch_is_split_by_shard_with_the_batch_s_own_indexes() {
+fn a_mixed_batch_is_split_by_shard() {
     let batch = [
         r#"{"id":"a","timestamp":1,"project":"p1","metadata":[]}"#,
         r#"{"id":"b","timestamp":2,"project":"p2"}"#,
@@ -50,39 +61,42 @@ fn a_mixed_batch_is_split_by_shard_with_the_batch_s_own_indexes() {
     let split = service()
         .split_by_shard("edge_logs", batch.as_bytes())
         .unwrap();
-    let parts: Vec<(&str, Option<&str>, &[usize])> = split
+    let mut expected: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (project, day, id) in [
+        (Some("p1"), "1970-01-01", "a"),
+        (Some("p2"), "1970-01-01", "b"),
+        (Some("p1"), "1970-01-01", "c"),
+        (Some("p1"), "2001-09-09", "e"),
+        (None, "1970-01-01", "d"),
+    ] {
+        expected.entry(shard_of(project, day)).or_default().push(id);
+    }
+    let got: BTreeMap<String, Vec<String>> = split
         .parts
         .iter()
-        .map(|p| (p.shard.as_str(), p.project.as_deref(), p.indexes.as_slice()))
+        .map(|p| {
+            let rows: Vec<serde_json::Value> = serde_json::from_str(&p.body).unwrap();
+            let mut ids: Vec<String> = rows
+                .iter()
+                .map(|r| r["id"].as_str().unwrap().to_owned())
+                .collect();
+            ids.sort();
+            assert_eq!(p.entries, ids.len());
+            (p.shard.clone(), ids)
+        })
         .collect();
-    assert_eq!(
-        parts,
-        [
-            ("1970-01-01/none", None, &[5][..]),
-            ("1970-01-01/p/p1", Some("p1"), &[0, 3][..]),
-            ("1970-01-01/p/p2", Some("p2"), &[1][..]),
-            ("2001-09-09/p/p1", Some("p1"), &[4][..]),
-        ]
-    );
+    let expected: BTreeMap<String, Vec<String>> = expected
+        .into_iter()
+        .map(|(shard, mut ids)| {
+            ids.sort();
+            (shard, ids.into_iter().map(String::from).collect())
+        })
+        .collect();
+    assert_eq!(got, expected);
     let report = service().ingest("edge_logs", batch.as_bytes()).unwrap();
     assert_eq!(split.report.rejected, report.rejected);
     assert_eq!(split.report.rejected_total, 2);
-    // Each part is a batch a store takes whole.
-    for part in &split.parts {
-        let taken = service().ingest("edge_logs", part.body.as_bytes()).unwrap();
-        assert_eq!(taken.accepted, part.indexes.len());
-    }
-}
-
-#[test]
-fn a_function_entry_naming_two_projects_goes_to_both() {
-    let batch = r#"{"id":"f","timestamp":1,"metadata":[{"project_ref":"p1","response":[{"status_code":200}]},{"project_ref":"p2"}]}"#;
-    let split = service()
-        .split_by_shard("function_edge_logs", batch.as_bytes())
-        .unwrap();
-    let projects: Vec<Option<&str>> = split.parts.iter().map(|p| p.project.as_deref()).collect();
-    assert_eq!(projects, [Some("p1"), Some("p2")]);
-    assert!(split.parts.iter().all(|p| p.indexes == [0]));
+    assert_eq!(split.report.accepted, report.accepted);
 }
 
 #[test]
@@ -102,38 +116,92 @@ fn batch_limits_apply_as_to_ingest() {
     );
 }
 
-/// What the worker does for a call: plan it, ask the shards the directory
-/// names in the core's waves (logs.all newest day first, stopping once
-/// enough rows came), and answer with the merge.
-fn sharded_answer(
-    front: &mut LogEndpoints,
-    directory: &ShardDirectory,
-    shards: &mut HashMap<String, LogEndpoints>,
-    endpoint: &str,
-    params: &[(String, String)],
-    now: i64,
-) -> String {
-    let params = Params::from_pairs(params.iter().cloned()).unwrap();
-    let path = format!("/api/endpoints/query/{endpoint}");
-    let mut query = match front.shard_query(&path, &params, Some(KEY), now) {
-        Ok(query) => query,
-        Err(e) => return format!("error:{}", e.code()),
-    };
-    query.ask(directory.lookup(query.plan()));
-    loop {
-        let wave = query.next_wave();
-        if wave.is_empty() {
-            break;
+/// The deployment, in process: its directory partitions and shards by name.
+#[derive(Default)]
+struct Deployment {
+    directories: HashMap<String, ShardDirectory>,
+    shards: HashMap<String, LogEndpoints>,
+    rounds: u64,
+}
+
+impl Deployment {
+    /// One ingest partition's round over the records it kept.
+    fn distribute(&mut self, partition: &str, records: &[Vec<u8>]) {
+        self.rounds += 1;
+        let mut round = Round::new(partition, self.rounds);
+        for record in records {
+            round.add(record).unwrap();
         }
-        for name in wave {
-            let shard = shards
-                .get_mut(&name)
-                .expect("the directory names only shards that took entries");
-            let out = shard.query_path(&path, &params, Some(KEY), now).unwrap();
-            query.add(out).unwrap();
+        for registration in round.registrations() {
+            let directory = self.directories.entry(registration.directory).or_default();
+            for entry in registration.entries {
+                directory.add(&entry.project_key, &entry.day, &entry.url_bits);
+            }
+        }
+        for delivery in round.deliveries() {
+            let (sent_by, sent_round) = Delivery::header(&delivery.bytes).unwrap();
+            assert_eq!((sent_by.as_str(), sent_round), (partition, self.rounds));
+            let shard = self.shards.entry(delivery.shard).or_insert_with(service);
+            let taken = shard.ingest_delivery(&delivery.bytes).unwrap();
+            assert_eq!(taken.report.accepted, delivery.entries);
         }
     }
-    front.answer_shard_query(&query).unwrap().body.to_string()
+
+    /// What the worker does for a call: plan it at the front, ask the
+    /// directory partitions it names, each gathering its shards' answers.
+    fn answer(
+        &mut self,
+        front: &mut LogEndpoints,
+        endpoint: &str,
+        params: &[(String, String)],
+        now: i64,
+    ) -> String {
+        let params = Params::from_pairs(params.iter().cloned()).unwrap();
+        let path = format!("/api/endpoints/query/{endpoint}");
+        let mut query = match front.shard_query(&path, &params, Some(KEY), now) {
+            Ok(query) => query,
+            Err(e) => return format!("error:{}", e.code()),
+        };
+        let plan = query.plan().clone();
+        loop {
+            let wave = query.next_wave();
+            if wave.is_empty() {
+                break;
+            }
+            for name in wave {
+                let answer = self.directory_answer(&name, &plan, &path, &params, now);
+                query.add(&name, answer).unwrap();
+            }
+        }
+        front.answer_shard_query(&query).unwrap().body.to_string()
+    }
+
+    fn directory_answer(
+        &mut self,
+        name: &str,
+        plan: &log_endpoints::QueryPlan,
+        path: &str,
+        params: &Params,
+        now: i64,
+    ) -> Option<QueryAnswer> {
+        let shards = self.directories.get(name)?.lookup(plan);
+        let mut gather = Gather::new(plan.merge().unwrap(), shards);
+        loop {
+            let wave = gather.next_wave();
+            if wave.is_empty() {
+                break;
+            }
+            for shard in wave {
+                let store = self
+                    .shards
+                    .get_mut(&shard)
+                    .expect("the directory names only shards that took entries");
+                let answer = store.query_path(path, params, Some(KEY), now).unwrap();
+                gather.add(&shard, Some(answer)).unwrap();
+            }
+        }
+        gather.merged().map(Result::unwrap)
+    }
 }
 
 proptest! {
@@ -143,27 +211,49 @@ proptest! {
     fn the_shards_answer_as_one_store(
         (ours, tenants) in (entries(100), other_tenants(200)),
         queries in prop::collection::vec(query(), 1..10),
+        rounds in 1usize..4,
     ) {
         let all: Vec<Entry> = ours.into_iter().chain(tenants).collect();
         let mut whole = service();
-        let mut directory = ShardDirectory::default();
-        let mut shards: HashMap<String, LogEndpoints> = HashMap::new();
+        let mut deployment = Deployment::default();
+        let front = service();
+        // Each batch kept by the partition its key names; each partition's
+        // records distributed in `rounds` rounds.
+        let mut kept: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
         for stream in ["edge_logs", "function_edge_logs"] {
             let text = batch(&all, stream);
-            whole.ingest(stream, text.as_bytes()).unwrap();
-            let split = whole.split_by_shard(stream, text.as_bytes()).unwrap();
-            for part in split.parts {
-                directory.add(&part.project_key, &part.day, &part.url_bits);
-                let shard = shards.entry(part.shard.clone()).or_insert_with(service);
-                let taken = shard.ingest(stream, part.body.as_bytes()).unwrap();
-                prop_assert_eq!(taken.accepted, part.indexes.len());
+            let report = whole.ingest(stream, text.as_bytes()).unwrap();
+            let prepared = front.prepare_ingest(stream, text.as_bytes(), None).unwrap();
+            prop_assert_eq!(&prepared.report.rejected, &report.rejected);
+            kept.entry(prepared.key.partition).or_default().push(prepared.record);
+        }
+        for (partition, records) in &kept {
+            for chunk in records.chunks(records.len().div_ceil(rounds).max(1)) {
+                deployment.distribute(partition, chunk);
             }
         }
-        let mut front = service();
+        let mut front = front;
         for q in &queries {
             let expected = answer(&mut whole, q.endpoint, &q.params, q.now);
-            let got = sharded_answer(&mut front, &directory, &mut shards, q.endpoint, &q.params, q.now);
+            let got = deployment.answer(&mut front, q.endpoint, &q.params, q.now);
             prop_assert_eq!(got, expected, "{:?}", q);
         }
     }
+}
+
+#[test]
+fn a_round_sent_again_is_the_same_round() {
+    let front = service();
+    let text = r#"{"id":"a","timestamp":1,"project":"p1"}"#;
+    let prepared = front
+        .prepare_ingest("edge_logs", text.as_bytes(), None)
+        .unwrap();
+    let deliveries = |n| {
+        let mut round = Round::new("ingest/1", n);
+        round.add(&prepared.record).unwrap();
+        round.deliveries()
+    };
+    assert_eq!(deliveries(4), deliveries(4));
+    assert_ne!(deliveries(4), deliveries(5));
+    assert!(log_endpoints::refusal_is_final(413) && !log_endpoints::refusal_is_final(503));
 }

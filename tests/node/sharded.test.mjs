@@ -1,10 +1,12 @@
 // The sharded deployment end to end on real workerd (Miniflare): random data of
 // hundreds of projects of very unequal size over several days goes through the
-// front worker in mixed batches, and every answer (each endpoint, by name, by
-// UUID and on the Management API route, with plain and restricted keys) is the
-// answer of one in-process LogEndpoints holding every entry. Then durability:
-// a restart in the middle of a stream of ingests, and shards whose storage
-// write fails.
+// front worker in mixed batches, is acknowledged once an ingest partition kept
+// it and distributed in the background, and every answer (each endpoint, by
+// name, by UUID and on the Management API route, with plain and restricted
+// keys) is the answer of one in-process LogEndpoints holding every entry.
+// Then durability: a restart in the middle of a stream of ingests and of their
+// distribution, a shard whose storage write fails (the round is sent again and
+// applied once), batches sent twice; and the objects on each request's path.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,7 +14,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
-import { testWorkerOptions } from "../worker/options.mjs";
+import { distributed, testWorkerOptions } from "../worker/options.mjs";
 import { generate, ndjson, rng, tenants } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -79,6 +81,8 @@ before(async () => {
       assert.deepEqual(await res.json(), expected);
     }
   }
+  // Acknowledged means kept; queryable once distributed (waited for, not slept).
+  await distributed(mf);
 });
 
 after(async () => {
@@ -153,6 +157,29 @@ test("the Management API route answers as one store", async () => {
   }
 });
 
+test("every object on a request's path is named, and no object is on every request's path", async () => {
+  const paths = [];
+  for (const [name, params] of queries()) {
+    const res = await get(name, params);
+    await res.arrayBuffer();
+    const objects = res.headers.get("X-Objects").split(", ");
+    assert.ok(objects.some((o) => o.startsWith("directory/")), `${name}: a directory partition is named (${objects})`);
+    const shardsNamed = objects.filter((o) => /^\d{4}-\d\d-\d\d\/g\/\d\d$/.test(o)).length;
+    if (!objects.some((o) => o.startsWith("+"))) assert.equal(shardsNamed, Number(res.headers.get("X-Shards")), `${name} ${JSON.stringify(params)}`);
+    paths.push(objects);
+  }
+  for (let i = 0; i < 16; i++) {
+    const res = await post(mf, "edge_logs", ndjson([{ id: `path-${i}`, timestamp: NOW * 1000 - i, project: `path-${i}` }]));
+    await res.arrayBuffer();
+    paths.push(res.headers.get("X-Objects").split(", "));
+  }
+  const onEvery = paths.reduce((common, objects) => common.filter((o) => objects.includes(o)));
+  assert.deepEqual(onEvery, [], "no object is on every request's path");
+  const ingestPartitions = new Set(paths.slice(-16).flat());
+  assert.ok(ingestPartitions.size > 3, `batches spread over the ingest partitions (${[...ingestPartitions]})`);
+  await distributed(mf);
+});
+
 test("restricted keys from the environment: refused by the front before any shard is asked", async () => {
   const key = RESTRICTED.key;
   for (const [name, params] of [
@@ -178,46 +205,67 @@ test("restricted keys from the environment: refused by the front before any shar
   }
 });
 
-test("a shard whose storage write fails keeps nothing of its part; the answer lists what was not kept; resending it succeeds", async () => {
-  const entry = (project, i) => ({ id: `fault-${project}-${i}`, timestamp: NOW * 1000 - 1000 * (i + 1), project, event_message: `GET | 200 | https://${project}.supabase.co/rest/v1/t` });
+/** Two project refs whose shards (groups) differ. */
+function refsOfTwoGroups(prefix, day) {
+  const refs = Array.from({ length: 20 }, (_, i) => `${prefix}-${i}`);
+  const first = refs[0];
+  const second = refs.find((r) => LogEndpoints.shardName(r, day) !== LogEndpoints.shardName(first, day));
+  return [first, second];
+}
+
+test("a shard whose storage write fails: the batch is acknowledged, its round is sent again until the shard takes it, and every entry is kept once", async () => {
+  const day = new Date(NOW).toISOString().slice(0, 10);
+  const [a, b] = refsOfTwoGroups("fault", day);
   const lines = [];
-  for (let i = 0; i < 6; i++) lines.push(entry(i % 2 ? "fault-b" : "fault-a", i));
-  const body = lines.map((e) => JSON.stringify(e)).join("\n");
-  const shardA = `${new Date(NOW).toISOString().slice(0, 10)}/p/fault-a`;
-
-  // One shard fails: the other's entries are kept; 502, and which were not.
-  let res = await post(mf, "edge_logs", body, { "X-Test-Fail-Storage": shardA });
-  assert.equal(res.status, 502);
-  assert.equal(res.headers.get("Retry-After"), "1");
-  let report = await res.json();
-  assert.equal(report.accepted, 3);
-  assert.deepEqual(report.notKept, [0, 2, 4]);
-  assert.equal(report.error.code, "storage_unavailable");
-  const logs = async (project) => (await (await get("logs.all", { project, project_tier: "FREE" })).json()).result.map((r) => r.id);
-  assert.deepEqual(await logs("fault-a"), [], "the failed shard kept nothing");
-  assert.equal((await logs("fault-b")).length, 3);
-
-  // Resending just the entries not kept succeeds.
-  const resend = report.notKept.map((i) => lines[i]);
-  res = await post(mf, "edge_logs", ndjson(resend));
-  assert.equal(res.status, 200);
-  assert.equal((await res.json()).accepted, 3);
-  reference.ingest("edge_logs", body);
-  for (const project of ["fault-a", "fault-b"]) {
-    assert.deepEqual(await (await get("logs.all", { project, project_tier: "FREE" })).json(), reference.query("logs.all", { project, project_tier: "FREE" }, QUERY_KEY));
+  for (let i = 0; i < 6; i++) lines.push({ id: `fault-${i}`, timestamp: NOW * 1000 - 1000 * (i + 1), project: i % 2 ? b : a, event_message: "GET | 200 | https://x.supabase.co/rest/v1/t" });
+  // The shard of `a` fails its next two storage writes (the test worker's own path).
+  const shards = await mf.getDurableObjectNamespace("SHARD");
+  const failing = await shards.get(shards.idFromName(LogEndpoints.shardName(a, day))).fetch("https://shard.internal/test/fail-storage?times=2", { method: "POST" });
+  assert.deepEqual(await failing.json(), { failingWrites: 2 });
+  const res = await post(mf, "edge_logs", ndjson(lines));
+  assert.equal(res.status, 200, "acknowledged once kept by its ingest partition");
+  assert.equal((await res.json()).accepted, 6);
+  // The round fails twice at `a` and is sent again; `b`'s shard took it the first time and applies it once.
+  await distributed(mf);
+  reference.ingest("edge_logs", ndjson(lines));
+  for (const project of [a, b]) {
+    const params = { project, project_tier: "FREE" };
+    assert.deepEqual(await (await get("logs.all", params)).json(), reference.query("logs.all", params, QUERY_KEY), project);
   }
+});
 
-  // Every shard fails: nothing kept, 503.
-  const again = lines.map((e) => ({ ...e, id: `${e.id}-again` }));
-  res = await post(mf, "edge_logs", ndjson(again), { "X-Test-Fail-Storage": "*" });
-  assert.equal(res.status, 503);
-  report = await res.json();
-  assert.equal(report.accepted, 0);
-  assert.deepEqual(report.notKept, [0, 1, 2, 3, 4, 5]);
-  res = await post(mf, "edge_logs", ndjson(report.notKept.map((i) => again[i])));
-  assert.equal(res.status, 200);
-  reference.ingest("edge_logs", ndjson(again));
-  assert.deepEqual(await (await get("logs.all", { project: "fault-a", project_tier: "FREE" })).json(), reference.query("logs.all", { project: "fault-a", project_tier: "FREE" }, QUERY_KEY));
+test("a batch sent again is kept once: twice in a row, after a restart, and under one Idempotency-Key with other bytes", async () => {
+  const worker = await start(dir);
+  try {
+    const batch = (tag) => ndjson(Array.from({ length: 5 }, (_, i) => ({ id: `${tag}-${i}`, timestamp: NOW * 1000 - i, project: "twice" })));
+    const send = async (w, body, headers = {}) => {
+      const res = await post(w, "edge_logs", body, headers);
+      assert.equal(res.status, 200);
+      return { duplicate: res.headers.get("X-Duplicate") === "true", objects: res.headers.get("X-Objects"), report: await res.json() };
+    };
+    const first = await send(worker, batch("once"));
+    const again = await send(worker, batch("once"));
+    assert.deepEqual([first.duplicate, again.duplicate], [false, true]);
+    assert.equal(again.objects, first.objects, "the same ingest partition remembers it");
+    assert.deepEqual(again.report, first.report);
+    const keyed = await send(worker, batch("keyed-a"), { "Idempotency-Key": "job-17" });
+    const keyedOther = await send(worker, batch("keyed-b"), { "Idempotency-Key": "job-17" });
+    assert.deepEqual([keyed.duplicate, keyedOther.duplicate], [false, true]);
+    await worker.dispose();
+    const restarted = await start(dir);
+    try {
+      assert.equal((await send(restarted, batch("once"))).duplicate, true, "remembered across a restart");
+      await distributed(restarted);
+      const res = await restarted.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=twice&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
+      const ids = (await res.json()).result.map((r) => r.id).sort();
+      assert.deepEqual(ids, [...[0, 1, 2, 3, 4].map((i) => `keyed-a-${i}`), ...[0, 1, 2, 3, 4].map((i) => `once-${i}`)].sort());
+    } finally {
+      await restarted.dispose();
+    }
+  } catch (e) {
+    await worker.dispose().catch(() => {});
+    throw e;
+  }
 });
 
 test("a restart of the runtime in the middle of a stream of ingests loses no batch that got a 200", async () => {
@@ -244,6 +292,8 @@ test("a restart of the runtime in the middle of a stream of ingests loses no bat
   assert.ok(acknowledged.length >= 5, `some batches were acknowledged before the restart (${acknowledged.length})`);
   worker = await start(dir);
   try {
+    // The ingest partitions' alarms survive the restart and finish distributing.
+    await distributed(worker);
     for (const k of acknowledged) {
       const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=stream-${k}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
       const rows = (await res.json()).result.map((r) => r.id).sort();
@@ -256,9 +306,10 @@ test("a restart of the runtime in the middle of a stream of ingests loses no bat
 
 test("retention: a shard whose day is past 90 days deletes its storage, and the directory forgets the day", async () => {
   const dayMs = NOW - 10 * 24 * 3600e3;
-  const shard = `${new Date(dayMs).toISOString().slice(0, 10)}/p/retired`;
+  const shard = LogEndpoints.shardName("retired", new Date(dayMs).toISOString().slice(0, 10));
   const entries = [0, 1, 2].map((i) => ({ id: `retired-${i}`, timestamp: dayMs * 1000 + i, project: "retired" }));
   assert.equal((await post(mf, "edge_logs", ndjson(entries))).status, 200);
+  await distributed(mf);
   const logs = (nowMs) =>
     mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=retired&project_tier=ENTERPRISE`, { headers: { "X-API-KEY": QUERY_KEY, "X-Test-Now-Ms": String(nowMs) } });
   assert.equal((await (await logs(NOW)).json()).result.length, 3);
