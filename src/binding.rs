@@ -523,6 +523,22 @@ impl JsLogEndpoints {
         refusal_is_final(status)
     }
 
+    /// `LogEndpoints.settings()` → `[{ name, meaning, default }]`: the edge
+    /// worker's settings (README, "Edge worker").
+    pub fn settings() -> Result<JsValue, JsValue> {
+        to_js(&crate::settings::SETTINGS)
+    }
+
+    /// `LogEndpoints.readSettings(env)` → `{ apiKeys, ingestKeys, fixedNowMs,
+    /// maxBodyBytes, maxStoreBytes, sharding }`: the settings an environment
+    /// holds, read as the README says (400 `invalid_config` naming a setting
+    /// that does not read).
+    #[wasm_bindgen(js_name = readSettings)]
+    pub fn read_settings(env: JsValue) -> Result<JsValue, JsValue> {
+        let env: crate::settings::Environment = options_from(env, "the worker's environment")?;
+        to_js(&crate::settings::Settings::read(&env)?)
+    }
+
     /// `LogEndpoints.shardName(project, day)` → the name of the shard that
     /// holds `project`'s entries of `day` (`null`: entries with no project).
     #[wasm_bindgen(js_name = shardName)]

@@ -8,12 +8,13 @@
 //! is plain Rust with no JavaScript types; `binding` is the one place where JS
 //! values come in and results and errors go out.
 
-// Basics: time, errors, JSON writing, request parameters and paths.
+// Basics: time, errors, JSON writing, request parameters and paths, the worker's settings.
 pub mod timestamp;
 mod error;
 mod json;
 mod params;
 mod routes;
+mod settings;
 // Data: limits, reading batches, the columnar store and its snapshots.
 mod limits;
 mod ingest;
@@ -62,6 +63,7 @@ pub use routes::Route;
 pub use service::{
     Catalog, Config, DeliveryReport, LogEndpoints, PreparedBatch, StoreStats, WarmReport,
 };
+pub use settings::{Environment, Setting, Settings, SETTINGS};
 pub use shard::{
     day_of, directory_name, group_of, ingest_name, project_key, refusal_is_final, shard_name,
     split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, QueryPlan, Registration,

@@ -2,12 +2,14 @@
 // with local persistence, ingests generated sample logs on first start, and
 // prints a ready-to-paste curl line for each endpoint.
 //
-//   node www/dev.mjs [--port 8787] [--page-port 8788] [--state www/.state] [--fresh]
+//   node www/dev.mjs [--host 127.0.0.1] [--port 8787] [--page-port 8788]
+//                    [--state www/.state] [--fresh] [--no-sample]
 //
 // It also serves the browser page (dist/page) on the next port.
 //
-// Settings come from the environment when set (API_KEYS, INGEST_KEYS,
-// FIXED_NOW_MS, MAX_BODY_BYTES, MAX_STORE_BYTES), as on Cloudflare.
+// Every setting of the README's table (LogEndpoints.settings()) comes from the
+// environment when set, as on Cloudflare. With real keys configured (API_KEYS
+// or INGEST_KEYS), or with --no-sample, no sample logs are loaded.
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
 import { randomBytes } from "node:crypto";
@@ -22,8 +24,10 @@ const { values: options } = parseArgs({
   options: {
     port: { type: "string", default: String(process.env.PORT ?? 8787) },
     "page-port": { type: "string" },
+    host: { type: "string", default: "127.0.0.1" },
     state: { type: "string", default: "www/.state" },
     fresh: { type: "boolean", default: false },
+    "no-sample": { type: "boolean", default: false },
   },
 });
 const port = Number(options.port);
@@ -39,10 +43,12 @@ if (!existsSync(keysFile)) {
 const devKeys = JSON.parse(readFileSync(keysFile, "utf8"));
 const apiKeys = process.env.API_KEYS ?? devKeys.api;
 const ingestKeys = process.env.INGEST_KEYS ?? devKeys.ingest;
-const bindings = { API_KEYS: apiKeys, INGEST_KEYS: ingestKeys };
-for (const name of ["FIXED_NOW_MS", "MAX_BODY_BYTES", "MAX_STORE_BYTES"]) if (process.env[name]) bindings[name] = process.env[name];
+const bindings = {};
+for (const { name } of LogEndpoints.settings()) if (process.env[name]) bindings[name] = process.env[name];
+Object.assign(bindings, { API_KEYS: apiKeys, INGEST_KEYS: ingestKeys });
+const sample = !options["no-sample"] && process.env.API_KEYS === undefined && process.env.INGEST_KEYS === undefined;
 
-const mf = new Miniflare(workerOptions({ persistDir: path.join(stateDir, "do"), bindings, port }));
+const mf = new Miniflare(workerOptions({ persistDir: path.join(stateDir, "do"), bindings, port, host: options.host }));
 const url = await mf.ready;
 const base = url.origin;
 const queryKey = apiKeys.split(",")[0];
@@ -51,7 +57,7 @@ const ingestKey = ingestKeys.split(",")[0];
 const sampleMarker = path.join(stateDir, "sample-ingested");
 const nowMs = Number(process.env.FIXED_NOW_MS || Date.now());
 const projects = projectRefs();
-if (!existsSync(sampleMarker)) {
+if (sample && !existsSync(sampleMarker)) {
   for (const stream of ["edge_logs", "function_edge_logs"]) {
     // Two days of logs, in batches of 5,000 as a log shipper would send them.
     const entries = [...generate({ stream, count: 40_000, endMs: nowMs, spanMs: 2 * 24 * 3600e3 })];
@@ -71,8 +77,10 @@ if (!existsSync(sampleMarker)) {
   // Acknowledged batches are queryable once their ingest partitions distributed them.
   await distributed(mf, { timeoutMs: 120_000 });
   writeFileSync(sampleMarker, new Date().toISOString());
-} else {
+} else if (sample) {
   console.log(`using the logs stored in ${path.relative(ROOT, stateDir)} (start with --fresh for new samples)`);
+} else {
+  console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${path.relative(ROOT, stateDir)}`);
 }
 
 // One example per endpoint, from the endpoints' own descriptions: every

@@ -37,28 +37,17 @@ export function release(object, made) {
   if (made === generation) object.free();
 }
 
-const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
-// A Workers isolate has 128 MB for the wasm memory, the JS heap and a batch in flight.
-const DEFAULT_MAX_STORE_BYTES = 64 * 1024 * 1024;
-
-/** Settings from the environment (vars and secrets). */
+/**
+ * The settings the environment holds (vars and secrets), read by the core. A
+ * setting that does not read is the operator's to fix: the worker answers
+ * 503 until then, so that shippers retry instead of dropping batches.
+ */
 export function settingsFrom(env) {
-  const list = (value) =>
-    String(value ?? "")
-      .split(",")
-      .map((s) => s.trim())
-      .filter(Boolean);
-  // A JSON array (plain keys and `{ key, endpoints?, projects? }`) or a comma list.
-  const keys = (value) => (String(value ?? "").trim().startsWith("[") ? JSON.parse(value) : list(value));
-  const number = (value) => (value === undefined || value === "" ? undefined : Number(value));
-  return {
-    apiKeys: keys(env.API_KEYS),
-    ingestKeys: list(env.INGEST_KEYS),
-    fixedNowMs: number(env.FIXED_NOW_MS),
-    maxBodyBytes: number(env.MAX_BODY_BYTES) ?? DEFAULT_MAX_BODY_BYTES,
-    maxStoreBytes: number(env.MAX_STORE_BYTES) ?? DEFAULT_MAX_STORE_BYTES,
-    sharding: env.SHARDING !== "off",
-  };
+  try {
+    return LogEndpoints.readSettings(env);
+  } catch (e) {
+    throw unavailable(`the worker's settings cannot be read: ${e.message}`);
+  }
 }
 
 /** A new engine with the settings' keys and clock; `limits` as the object needs them. */

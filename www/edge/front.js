@@ -67,7 +67,13 @@ export class Front {
       return withCors(errorResponse(e));
     }
     if (request.method === "OPTIONS") return preflight();
-    const { service, settings } = this.engine(env);
+    let engine;
+    try {
+      engine = this.engine(env);
+    } catch (e) {
+      return withCors(errorResponse(e));
+    }
+    const { service, settings } = engine;
     if (!settings.sharding) return withCors(await shardStub(env, SINGLE_SHARD).fetch(request));
     const nowMs = this.requestNowMs(request);
     if (nowMs !== null) service.setNow(nowMs);
