@@ -21,7 +21,8 @@ use crate::params::Params;
 use crate::routes::Route;
 use crate::service::{Config, LogEndpoints};
 use crate::shard::{
-    refusal_is_final, Delivery, Gather, QueryPlan, Retention, Round, ShardDirectory, ShardQuery,
+    refusal_is_final, Delivery, Gather, KnownRegistrations, QueryPlan, Retention, Round,
+    ShardDirectory, ShardQuery,
 };
 use crate::timestamp::{Micros, DAY};
 
@@ -891,11 +892,30 @@ struct DeliveryInfo<'a> {
 
 #[wasm_bindgen(js_class = Round)]
 impl JsRound {
-    /// `[{ directory, entries: [{ projectKey, day, urlBits }] }]`: what each
-    /// directory partition records before the deliveries.
-    #[wasm_bindgen(getter)]
-    pub fn registrations(&self) -> Result<JsValue, JsValue> {
-        to_js(&self.round.registrations())
+    /// `registrations(known)` → `[{ directory, entries, bytes }]`: what each
+    /// directory partition records before the deliveries (`entries`
+    /// project-days, as `bytes`), beyond what `known` (a
+    /// `KnownRegistrations`) holds.
+    pub fn registrations(&self, known: &JsKnownRegistrations) -> Result<Array, JsValue> {
+        #[derive(Serialize)]
+        struct Info<'a> {
+            directory: &'a str,
+            entries: usize,
+        }
+        let out = Array::new();
+        for registration in self.round.registrations(&known.known) {
+            let value = to_js(&Info {
+                directory: &registration.directory,
+                entries: registration.entries.len(),
+            })?;
+            Reflect::set(
+                &value,
+                &"bytes".into(),
+                &Uint8Array::from(&registration.bytes()[..]),
+            )?;
+            out.push(&value);
+        }
+        Ok(out)
     }
 
     /// `[{ shard, entries, bytes }]`: each shard's delivery.
@@ -915,6 +935,26 @@ impl JsRound {
             out.push(&value);
         }
         Ok(out)
+    }
+}
+
+/// What an ingest partition registered already (see `shard::KnownRegistrations`).
+#[wasm_bindgen(js_name = KnownRegistrations)]
+#[derive(Default)]
+pub struct JsKnownRegistrations {
+    known: KnownRegistrations,
+}
+
+#[wasm_bindgen(js_class = KnownRegistrations)]
+impl JsKnownRegistrations {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsKnownRegistrations {
+        JsKnownRegistrations::default()
+    }
+
+    /// Remembers a registration a directory partition recorded (its bytes).
+    pub fn learn(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        Ok(self.known.learn(bytes)?)
     }
 }
 
@@ -1043,24 +1083,22 @@ impl JsShardDirectory {
         }
     }
 
-    /// `add(projectKey, day, urlBits)` → `{ newShard, newBits }`: what to store.
-    pub fn add(
-        &mut self,
-        project_key: &str,
-        day: &str,
-        url_bits: Vec<u32>,
-    ) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.add(project_key, day, &url_bits))
+    /// `register(bytes)`: applies a registration (as a `Round` made it); how
+    /// many project-days it named.
+    pub fn register(&mut self, bytes: &[u8]) -> Result<usize, JsValue> {
+        Ok(self.inner.register(bytes)?)
     }
 
-    /// A project's URL filter as stored (`restoreFilter` reads it back).
-    pub fn filter(&self, project_key: &str) -> Option<Vec<u8>> {
-        self.inner.filter(project_key).map(<[u8]>::to_vec)
+    /// Everything it knows, as bytes (`ShardDirectory.restore` reads them).
+    pub fn snapshot(&self) -> Vec<u8> {
+        self.inner.snapshot()
     }
 
-    #[wasm_bindgen(js_name = restoreFilter)]
-    pub fn restore_filter(&mut self, project_key: &str, bytes: &[u8]) {
-        self.inner.restore_filter(project_key, bytes);
+    /// `ShardDirectory.restore(bytes)`: the directory a snapshot holds.
+    pub fn restore(bytes: &[u8]) -> Result<JsShardDirectory, JsValue> {
+        Ok(JsShardDirectory {
+            inner: ShardDirectory::restore(bytes)?,
+        })
     }
 
     /// `lookup(plan)` → the names of the shards a plan asks, newest day first.

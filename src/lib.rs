@@ -18,6 +18,7 @@ mod settings;
 // Data: limits, reading batches, the columnar store and its snapshots.
 mod limits;
 mod ingest;
+mod staged;
 mod store;
 mod snapshot;
 // What endpoints declare for a sharded deployment (where rows are, how answers merge).
@@ -66,7 +67,7 @@ pub use service::{
 pub use settings::{Environment, Setting, Settings, SETTINGS};
 pub use shard::{
     day_of, directory_name, group_of, ingest_name, project_key, refusal_is_final, shard_name,
-    split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, QueryPlan, Registration,
-    Retention, Round, ShardDelivery, ShardDirectory, ShardPart, ShardQuery, DIRECTORY_PARTITIONS,
-    INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
+    split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, KnownRegistrations, QueryPlan,
+    Registration, Retention, Round, ShardDelivery, ShardDirectory, ShardPart, ShardQuery,
+    DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
 };

@@ -10,11 +10,12 @@ use crate::auth::{ApiKey, KeyRing, Purpose};
 use crate::cache::{QueryAnswer, ResultCache};
 use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, Result};
-use crate::ingest::{self, frame_batch, IngestReport, Stream};
+use crate::ingest::{self, frame_batch, IngestReport, StagedEdge, StagedInvocation, Stream};
 use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
-use crate::shard::{frame, BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery};
+use crate::shard::{BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery, Split};
+use crate::staged;
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -206,12 +207,12 @@ impl LogEndpoints {
         batch: &[u8],
         idempotency_key: Option<&str>,
     ) -> Result<PreparedBatch> {
-        let split = self.split_by_shard(stream_name, batch)?;
+        let split = Split::of(stream_name, batch, &self.limits)?;
         let stream = Stream::from_name(stream_name)?;
         Ok(PreparedBatch {
             key: BatchKey::of(stream.name(), batch, idempotency_key),
-            record: frame::write_record(&split.parts),
-            shards: split.parts.len(),
+            record: split.record(),
+            shards: split.shards(),
             report: split.report,
         })
     }
@@ -222,7 +223,26 @@ impl LogEndpoints {
         let delivery = Delivery::read(bytes)?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         for section in &delivery.sections {
-            report.absorb(self.ingest(section.stream.name(), section.body.as_bytes())?);
+            let (count, raw) = staged::read_blocks(&section.body)?;
+            if count != section.entries {
+                return Err(Error::UnreadableBatch {
+                    reason: "a delivery whose blocks do not hold its rows".into(),
+                });
+            }
+            let newest = match section.stream {
+                Stream::Edge => {
+                    let rows = staged::read_edges(&raw, count)?;
+                    self.append_edges(&rows)?;
+                    rows.iter().map(|e| e.timestamp).max()
+                }
+                Stream::Function => {
+                    let rows = staged::read_invocations(&raw, count)?;
+                    self.append_invocations(&rows)?;
+                    rows.iter().map(|r| r.timestamp).max()
+                }
+            };
+            report.accepted += section.entries;
+            report.newest_timestamp = report.newest_timestamp.max(newest);
         }
         Ok(DeliveryReport {
             partition: delivery.partition,
@@ -246,16 +266,7 @@ impl LogEndpoints {
                         Err(reason) => report.reject(index, entry.reason(reason)),
                     }
                 }
-                self.check_budget(|names| {
-                    self.store.edge.heap_bytes_after(&staged, names)
-                        + self.store.functions.heap_bytes()
-                })?;
-                if !self.store.edge.fits(&staged) {
-                    return Err(Error::BatchTooLarge {
-                        reason: "the edge log store cannot address more text (4 GiB)".into(),
-                    });
-                }
-                self.store.edge.append(&staged);
+                self.append_edges(&staged)?;
                 report.accepted = staged.len();
                 report.newest_timestamp = staged.iter().map(|e| e.timestamp).max();
             }
@@ -275,15 +286,34 @@ impl LogEndpoints {
                         }
                     }
                 }
-                self.check_budget(|names| {
-                    self.store.edge.heap_bytes()
-                        + self.store.functions.heap_bytes_after(&rows, names)
-                })?;
-                self.store.functions.append(&rows);
+                self.append_invocations(&rows)?;
                 report.newest_timestamp = rows.iter().map(|r| r.timestamp).max();
             }
         }
         Ok(report)
+    }
+
+    /// Appends edge entries whole, or, past the budget, none (413 `store_full`).
+    fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
+        self.check_budget(|names| {
+            self.store.edge.heap_bytes_after(staged, names) + self.store.functions.heap_bytes()
+        })?;
+        if !self.store.edge.fits(staged) {
+            return Err(Error::BatchTooLarge {
+                reason: "the edge log store cannot address more text (4 GiB)".into(),
+            });
+        }
+        self.store.edge.append(staged);
+        Ok(())
+    }
+
+    /// Appends function rows whole, or, past the budget, none (413 `store_full`).
+    fn append_invocations(&mut self, rows: &[StagedInvocation]) -> Result<()> {
+        self.check_budget(|names| {
+            self.store.edge.heap_bytes() + self.store.functions.heap_bytes_after(rows, names)
+        })?;
+        self.store.functions.append(rows);
+        Ok(())
     }
 
     /// Refuses a batch whose append would take `stats().store_bytes` past the

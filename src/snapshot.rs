@@ -72,7 +72,7 @@ pub fn write(store: &Store) -> Vec<u8> {
     write_interner(&mut w, &edge.projects);
     write_interner(&mut w, &edge.urls);
     let (filter_words, url_project) = edge.url_trigrams.parts();
-    w.column(filter_words);
+    w.column(&filter_words);
     w.column(url_project);
     let functions = &store.functions;
     functions.write_columns(&mut w);

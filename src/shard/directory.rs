@@ -5,20 +5,23 @@
 //! project's days in the plan's range, or, for a usage.api-counts pattern, of
 //! every project whose filter holds the bits the pattern requires (several
 //! projects of one group share a shard, asked once). The worker keeps each
-//! partition in an object of its own and stores what `add` reports as changed.
+//! partition in an object of its own: what it learns as an append-only log of
+//! registrations (as they came), now and then folded into a snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::frame::{read_registration, write_registration};
+use super::round::Registered;
 use super::{group_of, shard_name, QueryPlan};
-
-const FILTER_BYTES: usize = 1024;
+use crate::error::Result;
+use crate::store::TrigramFilter;
 
 #[derive(Default)]
 pub struct ShardDirectory {
     days: BTreeMap<String, BTreeSet<String>>,
-    filters: BTreeMap<String, Box<[u8; FILTER_BYTES]>>,
+    filters: BTreeMap<String, TrigramFilter>,
 }
 
 /// What an `add` changed: a new shard, new filter bits, or nothing.
@@ -37,52 +40,76 @@ impl ShardDirectory {
             .entry(project_key.to_owned())
             .or_default()
             .insert(day.to_owned());
-        let filter = self
+        let new_bits = self
             .filters
             .entry(project_key.to_owned())
-            .or_insert_with(|| Box::new([0; FILTER_BYTES]));
-        let mut new_bits = false;
-        for &bit in url_bits {
-            if let Some(byte) = filter.get_mut((bit / 8) as usize) {
-                let mask = 1u8 << (bit % 8);
-                new_bits |= *byte & mask == 0;
-                *byte |= mask;
-            }
-        }
+            .or_default()
+            .union(&TrigramFilter::of_bits(url_bits));
         Added {
             new_shard,
             new_bits,
         }
     }
 
+    /// Applies a registration (its bytes, as an ingest partition's round
+    /// made them); how many project-days it named.
+    pub fn register(&mut self, bytes: &[u8]) -> Result<usize> {
+        let entries = read_registration(bytes)?;
+        for entry in &entries {
+            self.add(&entry.project_key, &entry.day, &entry.url_bits);
+        }
+        Ok(entries.len())
+    }
+
+    /// Everything it knows, as bytes (`restore` reads them).
+    pub fn snapshot(&self) -> Vec<u8> {
+        let entries: Vec<Registered> = self
+            .days
+            .iter()
+            .flat_map(|(key, days)| {
+                let bits = self
+                    .filters
+                    .get(key)
+                    .map(TrigramFilter::bits)
+                    .unwrap_or_default();
+                days.iter().enumerate().map(move |(i, day)| Registered {
+                    project_key: key.clone(),
+                    day: day.clone(),
+                    // The filter once per project.
+                    url_bits: if i == 0 { bits.clone() } else { Vec::new() },
+                })
+            })
+            .collect();
+        write_registration(&entries)
+    }
+
+    /// The directory a snapshot holds.
+    pub fn restore(bytes: &[u8]) -> Result<ShardDirectory> {
+        let mut directory = ShardDirectory::default();
+        directory.register(bytes)?;
+        Ok(directory)
+    }
+
     /// A project's filter, as stored (`restore_filter` reads it back).
-    pub fn filter(&self, project_key: &str) -> Option<&[u8]> {
-        self.filters.get(project_key).map(|f| &f[..])
+    pub fn filter(&self, project_key: &str) -> Option<Vec<u8>> {
+        self.filters.get(project_key).map(TrigramFilter::to_bytes)
     }
 
     /// Restores a stored filter (ORed into what is there); wrong sizes are ignored.
     pub fn restore_filter(&mut self, project_key: &str, bytes: &[u8]) {
-        if bytes.len() != FILTER_BYTES {
-            return;
-        }
-        let filter = self
-            .filters
-            .entry(project_key.to_owned())
-            .or_insert_with(|| Box::new([0; FILTER_BYTES]));
-        for (byte, &stored) in filter.iter_mut().zip(bytes) {
-            *byte |= stored;
+        if let Some(stored) = TrigramFilter::from_bytes(bytes) {
+            self.filters
+                .entry(project_key.to_owned())
+                .or_default()
+                .union(&stored);
         }
     }
 
     fn may_contain(&self, project_key: &str, bits: &[u32]) -> bool {
-        let Some(filter) = self.filters.get(project_key) else {
-            return bits.is_empty();
-        };
-        bits.iter().all(|&bit| {
-            filter
-                .get((bit / 8) as usize)
-                .is_some_and(|byte| byte & (1 << (bit % 8)) != 0)
-        })
+        match self.filters.get(project_key) {
+            Some(filter) => filter.has_all(bits),
+            None => bits.is_empty(),
+        }
     }
 
     /// The shards a plan asks, newest day first (then by project key).
@@ -214,7 +241,7 @@ mod tests {
         both.dedup();
         assert_eq!(dir.lookup(&plan(None, vec![], "2026-11-20", None)), both);
         let mut copy = ShardDirectory::default();
-        copy.restore_filter("p/a", dir.filter("p/a").unwrap());
+        copy.restore_filter("p/a", &dir.filter("p/a").unwrap());
         copy.add("p/a", "2026-11-19", &[]);
         assert_eq!(
             copy.lookup(&plan(None, vec![1, 9], "2026-11-01", None)),

@@ -1,21 +1,22 @@
 //! The bytes the ingest partitions keep and send, read back whole or refused:
-//! - a record: one batch split by shard (`ShardPart`s), kept from the
-//!   acknowledgement until every shard has its part;
-//! - a delivery: one round's entries for one shard (a section per stream),
-//!   with the partition and round that make a resend recognisable.
+//! - a record: one batch split by shard (each shard's staged rows), kept from
+//!   the acknowledgement until every shard has its part;
+//! - a delivery: one round's rows for one shard (a section per stream), with
+//!   the partition and round that make a resend recognisable.
 //!
 //! Little-endian; texts and bodies as a `u32` length and their bytes.
 
-use super::shard_name;
-use super::split::{ProjectUrls, ShardPart};
+use super::round::Registered;
 use crate::error::{Error, Result};
 use crate::ingest::Stream;
 
 const RECORD_MAGIC: &[u8; 8] = b"LEREC001";
 const DELIVERY_MAGIC: &[u8; 8] = b"LEDLV001";
+const REGISTRATION_MAGIC: &[u8; 8] = b"LEREG001";
 
+/// Bytes that do not read never will: a refusal a retry cannot change.
 fn unreadable(what: &str) -> Error {
-    Error::BadShardAnswer {
+    Error::UnreadableBatch {
         reason: format!("stored or sent bytes do not read: {what}"),
     }
 }
@@ -91,61 +92,89 @@ fn stream_byte(stream: Stream) -> u8 {
     }
 }
 
-/// A split batch as the bytes an ingest partition keeps.
-pub fn write_record(parts: &[ShardPart]) -> Vec<u8> {
-    let size: usize = parts.iter().map(|p| p.body.len() + 64).sum();
-    let mut out = Out(Vec::with_capacity(size + 12));
-    out.0.extend_from_slice(RECORD_MAGIC);
-    out.u32(parts.len() as u32);
-    for part in parts {
-        out.u32(part.group);
-        out.bytes(part.day.as_bytes());
-        out.u8(stream_byte(part.stream));
-        out.u32(part.entries as u32);
-        out.bytes(part.body.as_bytes());
-        out.u32(part.projects.len() as u32);
-        for project in &part.projects {
-            out.bytes(project.project_key.as_bytes());
-            out.u32(project.url_bits.len() as u32);
-            for &bit in &project.url_bits {
+/// Writes a record: a split batch as the bytes an ingest partition keeps.
+pub struct RecordWriter(Out);
+
+impl RecordWriter {
+    pub fn new(parts: usize, size: usize) -> RecordWriter {
+        let mut out = Out(Vec::with_capacity(size + 12));
+        out.0.extend_from_slice(RECORD_MAGIC);
+        out.u32(parts as u32);
+        RecordWriter(out)
+    }
+
+    /// One shard's part: its staged rows (`rows` of them) and its projects'
+    /// URL trigram bits.
+    pub fn part(
+        &mut self,
+        group: u32,
+        day: &str,
+        stream: Stream,
+        rows: usize,
+        staged: &[u8],
+        projects: &[(&str, Vec<u32>)],
+    ) {
+        let out = &mut self.0;
+        out.u32(group);
+        out.bytes(day.as_bytes());
+        out.u8(stream_byte(stream));
+        out.u32(rows as u32);
+        out.bytes(staged);
+        out.u32(projects.len() as u32);
+        for (key, bits) in projects {
+            out.bytes(key.as_bytes());
+            out.u32(bits.len() as u32);
+            for &bit in bits {
                 out.u32(bit);
             }
         }
     }
-    out.0
+
+    pub fn finish(self) -> Vec<u8> {
+        self.0 .0
+    }
+}
+
+/// One part of a record, read in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordPart<'a> {
+    pub group: u32,
+    pub day: &'a str,
+    pub stream: Stream,
+    /// How many staged rows `body` holds.
+    pub entries: usize,
+    /// The part's staged rows, as blocks (`staged`).
+    pub body: &'a [u8],
+    pub projects: Vec<(&'a str, Vec<u32>)>,
 }
 
 /// The parts a record holds.
-pub fn read_record(bytes: &[u8]) -> Result<Vec<ShardPart>> {
+pub fn read_record(bytes: &[u8]) -> Result<Vec<RecordPart<'_>>> {
     let mut input = In(bytes);
     input.magic(RECORD_MAGIC, "a stored batch")?;
     let count = input.u32("a part count")?;
     let mut parts = Vec::new();
     for _ in 0..count {
         let group = input.u32("a group")?;
-        let day = input.text("a day")?.to_owned();
+        let day = input.text("a day")?;
         let stream = input.stream()?;
         let entries = input.u32("an entry count")? as usize;
-        let body = input.text("a part")?.to_owned();
+        let body = input.bytes("a part")?;
         let projects = (0..input.u32("a project count")?)
             .map(|_| {
-                let project_key = input.text("a project key")?.to_owned();
-                let url_bits = (0..input.u32("a bit count")?)
+                let key = input.text("a project key")?;
+                let bits = (0..input.u32("a bit count")?)
                     .map(|_| input.u32("a bit"))
                     .collect::<Result<Vec<u32>>>()?;
-                Ok(ProjectUrls {
-                    project_key,
-                    url_bits,
-                })
+                Ok((key, bits))
             })
             .collect::<Result<Vec<_>>>()?;
-        parts.push(ShardPart {
-            shard: shard_name(group, &day),
+        parts.push(RecordPart {
             group,
             day,
             stream,
-            body,
             entries,
+            body,
             projects,
         });
     }
@@ -155,12 +184,12 @@ pub fn read_record(bytes: &[u8]) -> Result<Vec<ShardPart>> {
     Ok(parts)
 }
 
-/// One stream's entries of a delivery: a JSON array of them.
+/// One stream's rows of a delivery, staged and in blocks (`staged`): `entries` of them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Section {
     pub stream: Stream,
     pub entries: usize,
-    pub body: String,
+    pub body: Vec<u8>,
 }
 
 /// What a shard receives from an ingest partition in one round.
@@ -184,7 +213,7 @@ impl Delivery {
         for section in &self.sections {
             out.u8(stream_byte(section.stream));
             out.u32(section.entries as u32);
-            out.bytes(section.body.as_bytes());
+            out.bytes(&section.body);
         }
         out.0
     }
@@ -207,7 +236,7 @@ impl Delivery {
                 Ok(Section {
                     stream: input.stream()?,
                     entries: input.u32("an entry count")? as usize,
-                    body: input.text("a section")?.to_owned(),
+                    body: input.bytes("a section")?.to_vec(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -222,26 +251,71 @@ impl Delivery {
     }
 }
 
+/// A registration as bytes: each project-day and its new URL bits.
+pub fn write_registration(entries: &[Registered]) -> Vec<u8> {
+    let mut out = Out(Vec::with_capacity(16 + entries.len() * 48));
+    out.0.extend_from_slice(REGISTRATION_MAGIC);
+    out.u32(entries.len() as u32);
+    for entry in entries {
+        out.bytes(entry.project_key.as_bytes());
+        out.bytes(entry.day.as_bytes());
+        out.u32(entry.url_bits.len() as u32);
+        for &bit in &entry.url_bits {
+            out.u32(bit);
+        }
+    }
+    out.0
+}
+
+/// The entries of a registration.
+pub fn read_registration(bytes: &[u8]) -> Result<Vec<Registered>> {
+    let mut input = In(bytes);
+    input.magic(REGISTRATION_MAGIC, "a registration")?;
+    let entries = (0..input.u32("an entry count")?)
+        .map(|_| {
+            Ok(Registered {
+                project_key: input.text("a project key")?.to_owned(),
+                day: input.text("a day")?.to_owned(),
+                url_bits: (0..input.u32("a bit count")?)
+                    .map(|_| input.u32("a bit"))
+                    .collect::<Result<Vec<u32>>>()?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !input.0.is_empty() {
+        return Err(unreadable("bytes after the last entry"));
+    }
+    Ok(entries)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn records_and_deliveries_read_back() {
-        let parts = vec![ShardPart {
-            shard: shard_name(3, "2026-11-20"),
-            group: 3,
-            day: "2026-11-20".into(),
-            stream: Stream::Function,
-            body: "[{\"a\":\"é\"}]".into(),
-            entries: 1,
-            projects: vec![ProjectUrls {
-                project_key: "p/x".into(),
-                url_bits: vec![1, 7],
-            }],
-        }];
-        let record = write_record(&parts);
-        assert_eq!(read_record(&record).unwrap(), parts);
+        let mut writer = RecordWriter::new(1, 64);
+        writer.part(
+            3,
+            "2026-11-20",
+            Stream::Function,
+            2,
+            "rows é".as_bytes(),
+            &[("p/x", vec![1, 7])],
+        );
+        let record = writer.finish();
+        let parts = read_record(&record).unwrap();
+        assert_eq!(
+            parts,
+            [RecordPart {
+                group: 3,
+                day: "2026-11-20",
+                stream: Stream::Function,
+                entries: 2,
+                body: "rows é".as_bytes(),
+                projects: vec![("p/x", vec![1, 7])],
+            }]
+        );
         for cut in 0..record.len() {
             assert!(read_record(&record[..cut]).is_err(), "cut at {cut}");
         }
@@ -251,10 +325,14 @@ mod tests {
             sections: vec![Section {
                 stream: Stream::Edge,
                 entries: 2,
-                body: "[1,2]".into(),
+                body: b"rows".to_vec(),
             }],
         };
         assert_eq!(Delivery::read(&delivery.write()).unwrap(), delivery);
+        assert_eq!(
+            Delivery::header(&delivery.write()).unwrap(),
+            ("ingest/2".to_owned(), 9)
+        );
         assert!(Delivery::read(&record).is_err());
     }
 }

@@ -26,7 +26,7 @@
 //! tie-break by id is the same across shards.
 
 mod directory;
-pub(crate) mod frame;
+mod frame;
 mod key;
 mod merge;
 mod query;
@@ -45,16 +45,16 @@ pub use frame::Delivery;
 pub use key::BatchKey;
 pub use merge::merge_answers;
 pub use query::{Gather, ShardQuery};
-pub use round::{refusal_is_final, Registration, Round, ShardDelivery};
-pub use split::{split_by_shard, BatchSplit, ShardPart};
+pub use round::{refusal_is_final, KnownRegistrations, Registration, Round, ShardDelivery};
+pub use split::{split_by_shard, BatchSplit, ShardPart, Split};
 
 /// Groups of projects: a day of a group is one shard.
-pub const SHARD_GROUPS: u32 = 64;
+pub const SHARD_GROUPS: u32 = 16;
 /// Partitions of the directory of shards (a group's partition is `group % DIRECTORY_PARTITIONS`).
 pub const DIRECTORY_PARTITIONS: u32 = 8;
 /// Partitions of ingest: the objects that make batches durable before the
 /// acknowledgement and distribute them after it.
-pub const INGEST_PARTITIONS: u32 = 8;
+pub const INGEST_PARTITIONS: u32 = 4;
 /// Most calls one object has in flight to other objects (the Workers limit of
 /// six simultaneous connections per invocation).
 pub const MAX_CONCURRENT: usize = 6;

@@ -2,27 +2,36 @@
 //! and coalesced, so that each shard takes one delivery per round (a section
 //! per stream, every batch's entries for it in one JSON array) and each
 //! directory partition one registration (the days and URL trigram bits of
-//! the projects it knows), however many batches the round covers.
+//! the projects it knows), however many batches the round covers. Each
+//! shard's section of a stream is every batch's staged rows for it, joined.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::directory_name;
-use super::frame::{read_record, Delivery, Section};
+use super::frame::{read_record, read_registration, write_registration, Delivery, Section};
+use super::{directory_name, shard_name};
 use crate::error::Result;
 use crate::ingest::Stream;
+use crate::store::TrigramFilter;
 
 /// What one directory partition learns from a round.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Registration {
     pub directory: String,
     pub entries: Vec<Registered>,
 }
 
+impl Registration {
+    /// The registration as the bytes sent (`ShardDirectory::register` reads them).
+    pub fn bytes(&self) -> Vec<u8> {
+        write_registration(&self.entries)
+    }
+}
+
 /// One project's day, and the URL trigram bits its entries set.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Registered {
     pub project_key: String,
@@ -49,10 +58,10 @@ pub fn refusal_is_final(status: u16) -> bool {
 pub struct Round {
     partition: String,
     round: u64,
-    /// Per shard, per stream: the JSON array so far and how many entries it holds.
-    shards: BTreeMap<String, BTreeMap<Stream, (String, usize)>>,
+    /// Per shard, per stream: the staged rows so far and how many.
+    shards: BTreeMap<String, BTreeMap<Stream, (Vec<u8>, usize)>>,
     /// Per directory partition: per (project key, day), the URL bits.
-    registrations: BTreeMap<String, BTreeMap<(String, String), BTreeSet<u32>>>,
+    registrations: BTreeMap<String, BTreeMap<(String, String), TrigramFilter>>,
 }
 
 impl Round {
@@ -72,46 +81,57 @@ impl Round {
                 .registrations
                 .entry(directory_name(part.group))
                 .or_default();
-            for project in part.projects {
-                registry
-                    .entry((project.project_key, part.day.clone()))
-                    .or_default()
-                    .extend(project.url_bits);
+            for (key, bits) in part.projects {
+                let filter = registry
+                    .entry((key.to_owned(), part.day.to_owned()))
+                    .or_default();
+                for bit in bits {
+                    filter.set(bit);
+                }
             }
             let (body, entries) = self
                 .shards
-                .entry(part.shard)
+                .entry(shard_name(part.group, part.day))
                 .or_default()
                 .entry(part.stream)
-                .or_insert_with(|| (String::new(), 0));
-            // `[a,b]` then `[c]` make `[a,b,c]`.
-            match body.pop() {
-                Some(_) => {
-                    body.push(',');
-                    body.push_str(part.body.get(1..).unwrap_or_default());
-                }
-                None => *body = part.body,
-            }
+                .or_insert_with(|| (Vec::new(), 0));
+            // Runs of blocks joined are one run.
+            body.extend_from_slice(part.body);
             *entries += part.entries;
         }
         Ok(())
     }
 
-    /// What each directory partition must record before the deliveries.
-    pub fn registrations(&self) -> Vec<Registration> {
+    /// What each directory partition must record before the deliveries,
+    /// beyond what `known` says this partition registered already: new
+    /// project-days, and the URL bits not sent before (a directory ORs them in).
+    pub fn registrations(&self, known: &KnownRegistrations) -> Vec<Registration> {
         self.registrations
             .iter()
             .map(|(directory, projects)| Registration {
                 directory: directory.clone(),
                 entries: projects
                     .iter()
-                    .map(|((project_key, day), bits)| Registered {
-                        project_key: project_key.clone(),
-                        day: day.clone(),
-                        url_bits: bits.iter().copied().collect(),
+                    .filter_map(|((project_key, day), filter)| {
+                        let (days, sent) = match known.projects.get(project_key) {
+                            Some((days, sent)) => (Some(days), Some(sent)),
+                            None => (None, None),
+                        };
+                        let url_bits: Vec<u32> = filter
+                            .bits()
+                            .into_iter()
+                            .filter(|&bit| !sent.is_some_and(|s| s.has_all(&[bit])))
+                            .collect();
+                        let new_day = !days.is_some_and(|d| d.contains(day));
+                        (new_day || !url_bits.is_empty()).then(|| Registered {
+                            project_key: project_key.clone(),
+                            day: day.clone(),
+                            url_bits,
+                        })
                     })
                     .collect(),
             })
+            .filter(|registration| !registration.entries.is_empty())
             .collect()
     }
 
@@ -140,5 +160,28 @@ impl Round {
                 }
             })
             .collect()
+    }
+}
+
+/// What an ingest partition has registered in the directory already (kept in
+/// memory; after a restart it registers everything once more, which the
+/// directory takes as it is): so that a round sends only what is new, not the
+/// same URL bits of every project every time.
+#[derive(Default)]
+pub struct KnownRegistrations {
+    projects: HashMap<String, (BTreeSet<String>, TrigramFilter)>,
+}
+
+impl KnownRegistrations {
+    /// Remembers a registration a directory partition recorded (its bytes).
+    pub fn learn(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
+        for entry in read_registration(bytes)? {
+            let (days, sent) = self.projects.entry(entry.project_key.clone()).or_default();
+            days.insert(entry.day.clone());
+            for &bit in &entry.url_bits {
+                sent.set(bit);
+            }
+        }
+        Ok(())
     }
 }

@@ -8,19 +8,24 @@
 //!   queries count only their project's rows) and its timestamp's day;
 //! - an entry with no project, by the group of the key `none`.
 //!
-//! Each part also says, per project, which days and URL trigram bits the
-//! directory must learn, so that a usage.api-counts pattern finds the
-//! projects whose URLs can match.
+//! Each shard's share also says, per project, which URL trigrams its entries'
+//! request URLs hold, so that the directory finds the projects a
+//! usage.api-counts pattern can match. The entries stay slices of the batch
+//! until the record (or the parts) are written: one copy of each.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::frame::RecordWriter;
 use super::{day_of, group_of, project_key, shard_name};
 use crate::error::Result;
 use crate::ingest::{self, frame_batch, IngestReport, Stream};
 use crate::limits::Limits;
-use crate::store::UrlTrigrams;
+use crate::staged;
+use crate::store::TrigramFilter;
+use crate::timestamp::{Micros, DAY};
 
 /// One project's share of a part: what the directory learns of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -57,101 +62,214 @@ pub struct BatchSplit {
     pub report: IngestReport,
 }
 
-/// Splits a batch of `stream_name` by shard, under `limits` (as one store's
-/// ingest would check them).
-pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Result<BatchSplit> {
-    let (stream, entries) = frame_batch(stream_name, batch, limits)?;
-    let mut parts: BTreeMap<String, ShardPart> = BTreeMap::new();
-    // Per part, per project key: the URL trigram bits seen.
-    let mut seen: BTreeMap<String, BTreeMap<String, Vec<u32>>> = BTreeMap::new();
-    let mut report = IngestReport::new(limits.max_reported_rejections);
-    let mut rows = Vec::new();
-    // The trigram bits of the current entry's request URLs.
-    let mut bits: Vec<u32> = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
-        bits.clear();
-        let read = entry.text.clone().and_then(|text| {
-            let shards: Vec<(String, String)> = match stream {
-                Stream::Edge => {
-                    let edge = ingest::read_edge(text)?;
-                    for url in edge.requests.iter().filter_map(|r| r.url.as_deref()) {
-                        bits.extend(UrlTrigrams::bits_of(url.as_bytes()));
-                    }
-                    vec![(project_key(edge.project.as_deref()), day_of(edge.timestamp))]
-                }
-                Stream::Function => {
-                    rows.clear();
-                    ingest::read_function(text, &mut rows)?;
-                    let mut names: Vec<(String, String)> = rows
-                        .iter()
-                        .map(|r| (project_key(r.project_ref.as_deref()), day_of(r.timestamp)))
-                        .collect();
-                    names.sort_unstable();
-                    names.dedup();
-                    names
+/// One shard's share: its entries as slices of the batch, their rows staged.
+struct Share<'a> {
+    day: Micros,
+    group: u32,
+    texts: Vec<&'a str>,
+    /// The rows the shard appends (`staged`), and how many.
+    rows: Vec<u8>,
+    row_count: usize,
+    projects: Vec<(String, TrigramFilter)>,
+}
+
+/// A batch split by shard, its entries still slices of it.
+pub struct Split<'a> {
+    stream: Stream,
+    shares: Vec<Share<'a>>,
+    pub report: IngestReport,
+}
+
+/// A project as an entry names it (`None`: no project).
+type Project<'a> = Option<Cow<'a, str>>;
+
+/// Where entries go, found once per shard and per project, not per entry.
+#[derive(Default)]
+struct Grouping<'a> {
+    groups: HashMap<Project<'a>, u32>,
+    shares: HashMap<(Micros, u32), usize>,
+    projects: HashMap<(usize, Project<'a>), usize>,
+}
+
+impl<'a> Split<'a> {
+    /// Splits a batch of `stream_name` by shard, under `limits` (as one
+    /// store's ingest would check them).
+    pub fn of(stream_name: &str, batch: &'a [u8], limits: &Limits) -> Result<Split<'a>> {
+        let (stream, entries) = frame_batch(stream_name, batch, limits)?;
+        let mut split = Split {
+            stream,
+            shares: Vec::new(),
+            report: IngestReport::new(limits.max_reported_rejections),
+        };
+        let mut grouping = Grouping::default();
+        let mut rows = Vec::new();
+        for (index, entry) in entries.iter().enumerate() {
+            let text = match entry.text.clone() {
+                Ok(text) => text,
+                Err(reason) => {
+                    split.report.reject(index, entry.reason(reason));
+                    continue;
                 }
             };
-            Ok((text, shards))
-        });
-        let (text, shards) = match read {
-            Ok(read) => read,
-            Err(reason) => {
-                report.reject(index, entry.reason(reason));
-                continue;
+            let read = match stream {
+                Stream::Edge => ingest::read_edge(text).map(|edge| {
+                    let share = split.share(&mut grouping, &edge.project, edge.timestamp);
+                    split.push(share, text);
+                    if let Some(share) = split.shares.get_mut(share) {
+                        staged::write_edge(&mut share.rows, &edge);
+                        share.row_count += 1;
+                    }
+                    if let Some(filter) = split.project(&mut grouping, share, edge.project) {
+                        for url in edge.requests.iter().filter_map(|r| r.url.as_deref()) {
+                            filter.add_url(url.as_bytes());
+                        }
+                    }
+                }),
+                Stream::Function => {
+                    rows.clear();
+                    ingest::read_function(text, &mut rows).map(|()| {
+                        let mut taken: Vec<usize> = Vec::new();
+                        for row in rows.drain(..) {
+                            let share = split.share(&mut grouping, &row.project_ref, row.timestamp);
+                            // An entry of two projects of one shard goes to it once; each
+                            // shard stages the rows of its own projects.
+                            if !taken.contains(&share) {
+                                taken.push(share);
+                                split.push(share, text);
+                            }
+                            if let Some(share) = split.shares.get_mut(share) {
+                                staged::write_invocation(&mut share.rows, &row);
+                                share.row_count += 1;
+                            }
+                            split.project(&mut grouping, share, row.project_ref);
+                        }
+                    })
+                }
+            };
+            match read {
+                Ok(()) => split.report.accepted += 1,
+                Err(reason) => split.report.reject(index, entry.reason(reason)),
             }
-        };
-        report.accepted += 1;
-        let mut taken: Vec<String> = Vec::with_capacity(shards.len());
-        for (key, day) in shards {
-            let group = group_of(&key);
-            let shard = shard_name(group, &day);
-            let projects = seen.entry(shard.clone()).or_default();
-            let project_bits = projects.entry(key).or_default();
-            project_bits.extend_from_slice(&bits);
-            if project_bits.len() > 4096 {
-                project_bits.sort_unstable();
-                project_bits.dedup();
-            }
-            // An entry of two projects of one group goes to that shard once.
-            if taken.contains(&shard) {
-                continue;
-            }
-            taken.push(shard.clone());
-            let part = parts.entry(shard.clone()).or_insert_with(|| ShardPart {
-                shard,
-                group,
+        }
+        // The shares in shard order (day, then group), as the parts list them.
+        split.shares.sort_by_key(|s| (s.day, s.group));
+        Ok(split)
+    }
+
+    /// The share of the shard of `project`'s entries at `timestamp`.
+    fn share(
+        &mut self,
+        grouping: &mut Grouping<'a>,
+        project: &Project<'a>,
+        timestamp: Micros,
+    ) -> usize {
+        let group = *grouping
+            .groups
+            .entry(project.clone())
+            .or_insert_with(|| group_of(&project_key(project.as_deref())));
+        let day = timestamp.div_euclid(DAY);
+        let shares = &mut self.shares;
+        *grouping.shares.entry((day, group)).or_insert_with(|| {
+            shares.push(Share {
                 day,
-                stream,
-                body: String::from("["),
-                entries: 0,
+                group,
+                texts: Vec::new(),
+                rows: Vec::new(),
+                row_count: 0,
                 projects: Vec::new(),
             });
-            if part.entries > 0 {
-                part.body.push(',');
-            }
-            part.body.push_str(text);
-            part.entries += 1;
+            shares.len() - 1
+        })
+    }
+
+    fn push(&mut self, share: usize, text: &'a str) {
+        if let Some(share) = self.shares.get_mut(share) {
+            share.texts.push(text);
         }
     }
-    let parts = parts
-        .into_values()
-        .map(|mut part| {
-            part.body.push(']');
-            part.projects = seen
-                .remove(&part.shard)
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(project_key, mut url_bits)| {
-                    url_bits.sort_unstable();
-                    url_bits.dedup();
-                    ProjectUrls {
-                        project_key,
-                        url_bits,
-                    }
-                })
+
+    /// The URL filter of `project` in `share`, made when first seen.
+    fn project(
+        &mut self,
+        grouping: &mut Grouping<'a>,
+        share: usize,
+        project: Project<'a>,
+    ) -> Option<&mut TrigramFilter> {
+        let projects = &mut self.shares.get_mut(share)?.projects;
+        let slot = *grouping
+            .projects
+            .entry((share, project.clone()))
+            .or_insert_with(|| {
+                projects.push((project_key(project.as_deref()), TrigramFilter::default()));
+                projects.len() - 1
+            });
+        projects.get_mut(slot).map(|(_, filter)| filter)
+    }
+
+    /// How many shards the batch's entries go to.
+    pub fn shards(&self) -> usize {
+        self.shares.len()
+    }
+
+    /// What an ingest partition keeps of the batch (`frame::read_record`
+    /// reads it): each shard's staged rows, as a compressed block.
+    pub fn record(&self) -> Vec<u8> {
+        let size: usize = self.shares.iter().map(|s| s.rows.len() + 64).sum();
+        let mut record = RecordWriter::new(self.shares.len(), size);
+        for share in &self.shares {
+            let projects: Vec<(&str, Vec<u32>)> = share
+                .projects
+                .iter()
+                .map(|(key, filter)| (key.as_str(), filter.bits()))
                 .collect();
-            part
-        })
-        .collect();
-    Ok(BatchSplit { parts, report })
+            let mut block = Vec::new();
+            staged::write_block(&mut block, share.row_count, &share.rows);
+            record.part(
+                share.group,
+                &day_of(share.day * DAY),
+                self.stream,
+                share.row_count,
+                &block,
+                &projects,
+            );
+        }
+        record.finish()
+    }
+
+    /// The parts, each with its entries as one JSON array.
+    pub fn parts(&self) -> Vec<ShardPart> {
+        self.shares
+            .iter()
+            .map(|share| {
+                let day = day_of(share.day * DAY);
+                let mut projects: Vec<ProjectUrls> = share
+                    .projects
+                    .iter()
+                    .map(|(key, filter)| ProjectUrls {
+                        project_key: key.clone(),
+                        url_bits: filter.bits(),
+                    })
+                    .collect();
+                projects.sort_by(|a, b| a.project_key.cmp(&b.project_key));
+                ShardPart {
+                    shard: shard_name(share.group, &day),
+                    group: share.group,
+                    day,
+                    stream: self.stream,
+                    body: format!("[{}]", share.texts.join(",")),
+                    entries: share.texts.len(),
+                    projects,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Splits a batch of `stream_name` by shard, under `limits`: its parts, owned.
+pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Result<BatchSplit> {
+    let split = Split::of(stream_name, batch, limits)?;
+    Ok(BatchSplit {
+        parts: split.parts(),
+        report: split.report,
+    })
 }

@@ -18,7 +18,7 @@ pub(crate) mod columns;
 pub mod project_index;
 
 use columns::{grown, sum_columns, Column, PointsInto};
-pub use project_index::{ProjectRows, Selected, UrlTrigrams};
+pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 
 /// Id of an interned string; `NONE` stands for null/absent.
 pub type Sym = u32;

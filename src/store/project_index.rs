@@ -167,6 +167,94 @@ impl ProjectRows {
 /// Bits of a project's trigram filter.
 const FILTER_WORDS: usize = 128;
 const FILTER_BITS: u32 = (FILTER_WORDS * 64) as u32;
+
+/// Which byte trigrams a project's request URLs contain: a Bloom filter with
+/// one hash (a clear bit proves absence). One type for a store's index, a
+/// batch's split and the directory of shards, so their bits agree.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TrigramFilter([u64; FILTER_WORDS]);
+
+impl Default for TrigramFilter {
+    fn default() -> Self {
+        TrigramFilter([0; FILTER_WORDS])
+    }
+}
+
+impl TrigramFilter {
+    /// Bytes of the filter as stored (`to_bytes`).
+    pub const BYTES: usize = FILTER_WORDS * 8;
+
+    pub fn set(&mut self, bit: u32) {
+        if let Some(word) = self.0.get_mut((bit / 64) as usize) {
+            *word |= 1 << (bit % 64);
+        }
+    }
+
+    /// Sets the bits of `url`'s trigrams.
+    pub fn add_url(&mut self, url: &[u8]) {
+        for t in url.windows(3) {
+            self.set(trigram_bit(t));
+        }
+    }
+
+    /// Sets every bit `other` has; whether that set a new one.
+    pub fn union(&mut self, other: &TrigramFilter) -> bool {
+        let mut new = false;
+        for (word, &theirs) in self.0.iter_mut().zip(&other.0) {
+            new |= theirs & !*word != 0;
+            *word |= theirs;
+        }
+        new
+    }
+
+    /// Whether every bit of `bits` is set.
+    pub fn has_all(&self, bits: &[u32]) -> bool {
+        bits.iter().all(|&bit| {
+            self.0
+                .get((bit / 64) as usize)
+                .is_some_and(|w| w & (1 << (bit % 64)) != 0)
+        })
+    }
+
+    /// The set bits, ascending.
+    pub fn bits(&self) -> Vec<u32> {
+        let mut bits = Vec::new();
+        for (i, &word) in self.0.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                bits.push(i as u32 * 64 + rest.trailing_zeros());
+                rest &= rest - 1;
+            }
+        }
+        bits
+    }
+
+    /// A filter with `bits` set.
+    pub fn of_bits(bits: &[u32]) -> TrigramFilter {
+        let mut filter = TrigramFilter::default();
+        for &bit in bits {
+            filter.set(bit);
+        }
+        filter
+    }
+
+    /// Little-endian words: bit `b` is bit `b % 8` of byte `b / 8`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.0.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// The filter `to_bytes` wrote; `None` for any other length.
+    pub fn from_bytes(bytes: &[u8]) -> Option<TrigramFilter> {
+        if bytes.len() != Self::BYTES {
+            return None;
+        }
+        let mut filter = TrigramFilter::default();
+        for (word, chunk) in filter.0.iter_mut().zip(bytes.chunks_exact(8)) {
+            *word = u64::from_le_bytes(chunk.try_into().ok()?);
+        }
+        Some(filter)
+    }
+}
 /// `url_project` value of a URL seen in entries of more than one project.
 const SHARED: Sym = NONE - 1;
 /// `url_project` value of a URL not seen yet.
@@ -176,7 +264,7 @@ const UNSEEN: Sym = NONE - 2;
 /// with one hash: a clear bit proves absence).
 #[derive(Default)]
 pub struct UrlTrigrams {
-    filters: Vec<[u64; FILTER_WORDS]>,
+    filters: Vec<TrigramFilter>,
     /// The project whose entries first used each URL, `SHARED` once another did.
     url_project: Vec<Sym>,
 }
@@ -219,7 +307,7 @@ impl UrlTrigrams {
     ) {
         // Every slot exists (slot 0 and one per project), so growth is one step per batch.
         let slots = projects + 1;
-        grow_to(&mut self.filters, slots, || [0; FILTER_WORDS]);
+        grow_to(&mut self.filters, slots, TrigramFilter::default);
         grow_to(&mut self.url_project, urls.len(), || UNSEEN);
         for (project, request_urls) in rows.map(|row| entries.get(row)) {
             for &url in request_urls {
@@ -236,18 +324,8 @@ impl UrlTrigrams {
             None => return,
         }
         if let Some(filter) = self.filters.get_mut(slot(project)) {
-            for t in urls.get(url).as_bytes().windows(3) {
-                let bit = trigram_bit(t);
-                if let Some(word) = filter.get_mut((bit / 64) as usize) {
-                    *word |= 1 << (bit % 64);
-                }
-            }
+            filter.add_url(urls.get(url).as_bytes());
         }
-    }
-
-    /// The bits a URL sets in its project's filter (with repeats).
-    pub fn bits_of(url: &[u8]) -> impl Iterator<Item = u32> + '_ {
-        url.windows(3).map(trigram_bit)
     }
 
     /// The bits every URL that contains all of `literals` must have set.
@@ -263,14 +341,9 @@ impl UrlTrigrams {
 
     /// Whether entries of `project` may have a URL with every bit of `bits`.
     pub fn may_contain(&self, project: Sym, bits: &[u32]) -> bool {
-        let Some(filter) = self.filters.get(slot(project)) else {
-            return false;
-        };
-        bits.iter().all(|&bit| {
-            filter
-                .get((bit / 64) as usize)
-                .is_some_and(|w| w & (1 << (bit % 64)) != 0)
-        })
+        self.filters
+            .get(slot(project))
+            .is_some_and(|filter| filter.has_all(bits))
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
@@ -279,8 +352,9 @@ impl UrlTrigrams {
 
     /// The filters' words, one project after another, and each URL's project:
     /// what a snapshot stores, so that restoring does not hash every URL again.
-    pub(crate) fn parts(&self) -> (&[u64], &[Sym]) {
-        (self.filters.as_flattened(), &self.url_project)
+    pub(crate) fn parts(&self) -> (Vec<u64>, &[Sym]) {
+        let words = self.filters.iter().flat_map(|f| f.0).collect();
+        (words, &self.url_project)
     }
 
     /// The index from its `parts`, for a table of `projects` projects and `urls`
@@ -291,9 +365,9 @@ impl UrlTrigrams {
         projects: usize,
         urls: usize,
     ) -> Option<UrlTrigrams> {
-        let filters: Vec<[u64; FILTER_WORDS]> = words
+        let filters: Vec<TrigramFilter> = words
             .chunks_exact(FILTER_WORDS)
-            .filter_map(|chunk| chunk.try_into().ok())
+            .filter_map(|chunk| chunk.try_into().ok().map(TrigramFilter))
             .collect();
         // A table that never took a batch has no filters at all.
         let never_indexed = filters.is_empty() && projects == 0 && urls == 0;

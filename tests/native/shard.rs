@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use log_endpoints::{
-    shard_name, ApiKey, Config, Delivery, Gather, LogEndpoints, Params, QueryAnswer, Round,
-    ShardDirectory,
+    shard_name, ApiKey, Config, Delivery, Gather, KnownRegistrations, LogEndpoints, Params,
+    QueryAnswer, Round, ShardDirectory,
 };
 use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry};
 use proptest::prelude::*;
@@ -132,7 +132,7 @@ impl Deployment {
         for record in records {
             round.add(record).unwrap();
         }
-        for registration in round.registrations() {
+        for registration in round.registrations(&KnownRegistrations::default()) {
             let directory = self.directories.entry(registration.directory).or_default();
             for entry in registration.entries {
                 directory.add(&entry.project_key, &entry.day, &entry.url_bits);

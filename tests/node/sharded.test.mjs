@@ -138,7 +138,8 @@ test("a large project is split by time: its answers come from several day shards
   const all = await get("usage.api-counts", { project: "rest/v1/", interval: "daily" });
   await all.arrayBuffer();
   assert.ok(Number(one.headers.get("X-Shards")) <= 4, `one project's pattern read ${one.headers.get("X-Shards")} shards`);
-  assert.ok(Number(all.headers.get("X-Shards")) > 100, `a pattern every project matches read ${all.headers.get("X-Shards")} shards`);
+  // Every group of every day holds a project that matches: all of them (16 groups, 4 days).
+  assert.ok(Number(all.headers.get("X-Shards")) > 40, `a pattern every project matches read ${all.headers.get("X-Shards")} shards`);
 });
 
 test("the Management API route answers as one store", async () => {

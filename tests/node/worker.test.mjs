@@ -278,7 +278,8 @@ test("a corrupted snapshot is detected, logged and rebuilt from the stored batch
   const status = await (await maintain()).json();
   assert.equal(status.woke.fromSnapshot, false);
   assert.match(status.woke.snapshotRefused, /checksum/);
-  assert.ok(status.woke.replayedBatches >= 4);
+  // Every stored delivery replayed: the first batches' and the one after the snapshot.
+  assert.ok(status.woke.replayedBatches >= 2, JSON.stringify(status.woke));
   assert.equal(status.snapshot.written, true, "a fresh snapshot replaces the refused one");
 });
 

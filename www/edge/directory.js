@@ -1,13 +1,18 @@
 // A directory partition: for the groups of projects it covers, which days
 // each project has entries on and each project's URL trigram filter, kept by
-// the core's `ShardDirectory` in memory and in SQLite (a row per project-day,
-// a filter per project). The ingest partitions register a round's shards here
-// before delivering it, so a stored entry is always found. A query for its
+// the core's `ShardDirectory` in memory and in SQLite: the registrations as
+// they came (a log, one row per round of an ingest partition), folded into a
+// snapshot now and then. The ingest partitions register a round's shards
+// here before delivering it, so a stored entry is always found. A query for its
 // projects comes here: it looks up the shards, asks them in the core's waves
 // and answers with their answers merged (docs/edge-deployment.md).
 import { checkEngine, engineGeneration, isServiceError, LogEndpoints, release, ShardDirectory, unavailable } from "./engine.js";
+import { readParts, writeParts } from "./blobs.js";
 import { respond } from "./http.js";
 import { shardStub } from "./stubs.js";
+
+/** Registrations kept as they came before they are folded into the snapshot. */
+const LOG_ROWS = 64;
 
 /** A shard's error answer, passed on as it is. */
 class ShardError extends Error {
@@ -22,8 +27,9 @@ export class DirectoryObject {
     this.ctx = ctx;
     this.env = env;
     this.sql = ctx.storage.sql;
-    this.sql.exec("CREATE TABLE IF NOT EXISTS shards (project_key TEXT NOT NULL, day TEXT NOT NULL, PRIMARY KEY (project_key, day))");
-    this.sql.exec("CREATE TABLE IF NOT EXISTS url_filters (project_key TEXT PRIMARY KEY, bits BLOB NOT NULL)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS registrations (id INTEGER PRIMARY KEY AUTOINCREMENT, body BLOB NOT NULL)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot_parts (part INTEGER PRIMARY KEY, body BLOB NOT NULL)");
     this.load();
   }
 
@@ -35,20 +41,21 @@ export class DirectoryObject {
   load() {
     // An engine from before a reset is gone: nothing of it to free.
     if (this.generation === engineGeneration()) this.directory?.free();
-    this.directory = new ShardDirectory();
+    const snapshot = this.sql.exec("SELECT bytes FROM snapshot WHERE id = 1").toArray()[0];
+    this.directory = snapshot
+      ? ShardDirectory.restore(readParts(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes))
+      : new ShardDirectory();
     this.generation = engineGeneration();
-    for (const row of this.sql.exec("SELECT project_key, day FROM shards")) this.directory.add(row.project_key, row.day, []);
-    for (const row of this.sql.exec("SELECT project_key, bits FROM url_filters")) this.directory.restoreFilter(row.project_key, new Uint8Array(row.bits));
+    for (const row of this.sql.exec("SELECT body FROM registrations ORDER BY id")) this.directory.register(new Uint8Array(row.body));
   }
 
   async fetch(request) {
     if (this.generation !== engineGeneration()) this.load();
     const url = new URL(request.url);
-    const input = await request.json();
     try {
-      if (url.pathname === "/register") return Response.json(this.register(input));
-      if (url.pathname === "/query") return Response.json({ answer: await this.query(input, request) });
-      if (url.pathname === "/retain") return Response.json(this.retain(input.nowMs));
+      if (url.pathname === "/register") return Response.json(this.register(new Uint8Array(await request.arrayBuffer())));
+      if (url.pathname === "/query") return Response.json({ answer: await this.query(await request.json(), request) });
+      if (url.pathname === "/retain") return Response.json(this.retain((await request.json()).nowMs));
       return respond(unavailable(`the directory has no path ${url.pathname}`));
     } catch (e) {
       if (e instanceof ShardError) return e.response;
@@ -59,23 +66,23 @@ export class DirectoryObject {
     }
   }
 
-  register(entries) {
-    const writes = [];
-    for (const { projectKey, day, urlBits } of entries) {
-      const added = this.directory.add(projectKey, day, urlBits);
-      if (added.newShard || added.newBits) writes.push({ projectKey, day, added });
-    }
-    if (writes.length > 0) {
-      this.ctx.storage.transactionSync(() => {
-        for (const { projectKey, day, added } of writes) {
-          if (added.newShard) this.sql.exec("INSERT OR IGNORE INTO shards (project_key, day) VALUES (?, ?)", projectKey, day);
-          if (added.newBits) {
-            this.sql.exec("INSERT OR REPLACE INTO url_filters (project_key, bits) VALUES (?, ?)", projectKey, this.directory.filter(projectKey).buffer);
-          }
-        }
-      });
-    }
-    return { written: writes.length };
+  /** Applies a registration and keeps it (one row); folds the log into the snapshot now and then. */
+  register(bytes) {
+    const entries = this.directory.register(bytes);
+    this.sql.exec("INSERT INTO registrations (body) VALUES (?)", bytes.buffer);
+    if (this.sql.exec("SELECT count(*) AS n FROM registrations").one().n >= LOG_ROWS) this.fold();
+    return { entries };
+  }
+
+  /** Replaces the snapshot with everything known, and empties the log, in one transaction. */
+  fold() {
+    const bytes = this.directory.snapshot();
+    this.ctx.storage.transactionSync(() => {
+      this.sql.exec("DELETE FROM snapshot_parts");
+      writeParts(bytes, (part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body));
+      this.sql.exec("INSERT OR REPLACE INTO snapshot (id, bytes) VALUES (1, ?)", bytes.byteLength);
+      this.sql.exec("DELETE FROM registrations");
+    });
   }
 
   /**
@@ -116,7 +123,7 @@ export class DirectoryObject {
   retain(nowMs) {
     const { firstKeptDay } = LogEndpoints.retention(nowMs);
     const dropped = this.directory.dropBefore(firstKeptDay);
-    this.sql.exec("DELETE FROM shards WHERE day < ?", firstKeptDay);
+    if (dropped > 0) this.fold();
     return { dropped, firstKeptDay, projectDays: this.directory.projectDays() };
   }
 }

@@ -56,6 +56,8 @@ export async function readBody(request, limit) {
   if (declared > limit) throw bodyTooLarge(limit, declared);
   if (!request.body) return new Uint8Array(0);
   const decoding = bodyDecoding(request.headers.get("Content-Encoding"));
+  // A plain body of a declared length within the limit is read whole, at once.
+  if (!decoding && Number.isFinite(declared)) return new Uint8Array(await request.arrayBuffer());
   const stream = decoding ? request.body.pipeThrough(new DecompressionStream(decoding)) : request.body;
   let total = 0;
   const counted = stream.pipeThrough(

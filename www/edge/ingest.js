@@ -12,15 +12,19 @@
 // alarm retried) is the same round, and a shard applies it once. Batches are
 // deleted only once every shard has its part; a refusal a retry cannot change
 // (a 4xx) is recorded in `refused` and logged, never dropped silently.
-import { LogEndpoints } from "./engine.js";
+import { engineGeneration, KnownRegistrations, LogEndpoints } from "./engine.js";
 import { readParts, writeParts } from "./blobs.js";
 import { SeenBatches } from "./seen.js";
 import { directoryStub, inWaves, shardStub } from "./stubs.js";
 
 const { maxConcurrent: MAX_CONCURRENT } = LogEndpoints.constants();
 
-/** How long batches gather before a round starts, after a quiet spell. */
-const COALESCE_MS = 500;
+/**
+ * How long batches gather before a round starts: the longer, the more batches
+ * a shard takes in one delivery (one storage write), and the later they are
+ * queryable. A round starts at once when ROUND_BYTES are waiting.
+ */
+const COALESCE_MS = 1500;
 /** Most bytes of kept batches one round covers. */
 const ROUND_BYTES = 48 * 1024 * 1024;
 /** When a round could not finish (a shard or directory did not answer): the next try. */
@@ -71,8 +75,17 @@ export class IngestObject {
       writeParts(record, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
       this.seen.add(key, now);
     });
-    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(now + COALESCE_MS);
+    const waiting = this.sql.exec("SELECT coalesce(sum(bytes), 0) AS bytes FROM batches").one().bytes;
+    const alarm = await this.ctx.storage.getAlarm();
+    const due = waiting >= ROUND_BYTES ? now : now + COALESCE_MS;
+    if (alarm === null || alarm > due) await this.ctx.storage.setAlarm(due);
     return Response.json({ duplicate: false });
+  }
+
+  /** What this partition registered in the directory already (in memory; rebuilt after a restart or a trap). */
+  knownRegistrations() {
+    if (this.known?.generation !== engineGeneration()) this.known = { generation: engineGeneration(), registry: new KnownRegistrations() };
+    return this.known.registry;
   }
 
   /** What is kept and not yet distributed, and what shards refused. */
@@ -130,15 +143,19 @@ export class IngestObject {
       .map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
     // The round's work, read out of the core before anything is awaited.
     const coalesced = LogEndpoints.coalesce(name, round, records);
-    const { registrations, deliveries } = coalesced;
+    const made = engineGeneration();
+    const known = this.knownRegistrations();
+    const registrations = coalesced.registrations(known);
+    const { deliveries } = coalesced;
     coalesced.free();
-    const registered = await inWaves(registrations, MAX_CONCURRENT, async ({ directory, entries }) => {
-      const res = await directoryStub(this.env, directory).fetch("https://directory.internal/register", { method: "POST", body: JSON.stringify(entries) });
+    const registered = await inWaves(registrations, MAX_CONCURRENT, async ({ directory, bytes }) => {
+      const res = await directoryStub(this.env, directory).fetch("https://directory.internal/register", { method: "POST", body: bytes });
       const text = await res.text();
       if (!res.ok) console.error(`log-endpoints: ${name} round ${round}: ${directory} did not register it (${res.status} ${text})`);
       return res.ok;
     });
     if (!registered.every(Boolean)) return false;
+    if (engineGeneration() === made) for (const { bytes } of registrations) known.learn(bytes);
     const delivered = await inWaves(deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
       let res;
       try {
