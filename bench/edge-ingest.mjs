@@ -70,7 +70,7 @@ function startMainJob(sharding, stateDir) {
     env.SHARDING = "off";
     // One object holds everything here: a store budget for all of it (a
     // Workers isolate has 128 MB; this compares the data path, not the budget).
-    env.MAX_STORE_BYTES = String(3 << 30);
+    env.MAX_STORE_BYTES = String(3 * 2 ** 30);
   }
   const child = spawn(process.execPath, [path.join(ROOT, "www/dev.mjs"), "--fresh", "--no-sample", "--port", values.port, "--state", stateDir], { env, stdio: ["ignore", "pipe", "pipe"] });
   let log = "";

@@ -5,8 +5,8 @@ import { bodyDecoding, bodyTooLarge, isServiceError, unavailable, unreadableBody
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding",
-  "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning, X-Shards, Retry-After",
+  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding, Idempotency-Key",
+  "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning, X-Shards, X-Objects, X-Duplicate, Retry-After",
   "Access-Control-Max-Age": "86400",
 };
 
