@@ -49,9 +49,6 @@ export interface IngestReport {
   rejectedTotal: number;
   /** Newest accepted timestamp, microseconds; null when nothing was accepted. */
   newestTimestamp: number | null;
-  /** Entries not kept because the store that was to keep them failed (sharded ingest). */
-  notKept?: number[];
-  error?: { status: number; code: string; message: string };
 }
 export interface EndpointParameter {
   name: string;

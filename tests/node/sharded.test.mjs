@@ -14,6 +14,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
+// Not part of the package's entry: the ingest partitions' own bookkeeping, used to build a round by hand.
+import { KnownRegistrations } from "../../pkg/log_endpoints.js";
 import { distributed, testWorkerOptions } from "../worker/options.mjs";
 import { generate, ndjson, rng, tenants } from "../../scripts/generate-logs.mjs";
 
@@ -303,6 +305,59 @@ test("a restart of the runtime in the middle of a stream of ingests loses no bat
   } finally {
     await worker.dispose();
   }
+});
+
+test("batches acknowledged and not yet distributed when the runtime stops are distributed after the restart (IngestObject.alarm)", async () => {
+  let worker = await start(dir);
+  const batchOf = (k) => Array.from({ length: 30 }, (_, i) => ({ id: `held${k}-${i}`, timestamp: NOW * 1000 - i * 1000, project: k % 2 ? `held-${k}` : `tenant-${k}` }));
+  try {
+    const partitions = await worker.getDurableObjectNamespace("INGEST");
+    for (const name of LogEndpoints.ingestNames()) await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/test/hold", { method: "POST" });
+    for (let k = 0; k < 8; k++) {
+      const res = await post(worker, "edge_logs", ndjson(batchOf(k)));
+      assert.equal(res.status, 200);
+    }
+    const pending = await Promise.all(
+      LogEndpoints.ingestNames().map(async (name) => (await (await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/status")).json()).pendingBatches),
+    );
+    assert.equal(pending.reduce((a, b) => a + b), 8, "every acknowledged batch is kept, none distributed yet");
+  } finally {
+    await worker.dispose();
+  }
+  worker = await start(dir);
+  try {
+    await distributed(worker);
+    for (let k = 0; k < 8; k++) {
+      const project = batchOf(k)[0].project;
+      const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
+      assert.deepEqual((await res.json()).result.map((r) => r.id).sort(), batchOf(k).map((e) => e.id).sort(), `batch ${k}`);
+    }
+  } finally {
+    await worker.dispose();
+  }
+});
+
+test("a delivery a shard receives twice (the same partition and round) is applied once", async () => {
+  const entries = Array.from({ length: 12 }, (_, i) => ({ id: `dup-delivery-${i}`, timestamp: NOW * 1000 - i * 1000, project: "delivered-twice" }));
+  const service = new LogEndpoints({ apiKeys: [QUERY_KEY], now: NOW });
+  const prepared = service.prepareIngest("edge_logs", ndjson(entries));
+  const round = LogEndpoints.coalesce("ingest/test", 1, [prepared.record]);
+  const registrations = round.registrations(new KnownRegistrations());
+  const { deliveries } = round;
+  round.free();
+  service.free();
+  const directories = await mf.getDurableObjectNamespace("DIRECTORY");
+  for (const { directory, bytes } of registrations) {
+    assert.equal((await directories.get(directories.idFromName(directory)).fetch("https://directory.internal/register", { method: "POST", body: bytes })).status, 200);
+  }
+  assert.equal(deliveries.length, 1);
+  const [{ shard, bytes }] = deliveries;
+  const shards = await mf.getDurableObjectNamespace("SHARD");
+  const deliver = async () => (await shards.get(shards.idFromName(shard)).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } })).json();
+  assert.deepEqual(await deliver(), { duplicate: false, accepted: 12 });
+  assert.deepEqual(await deliver(), { duplicate: true });
+  const res = await get("logs.all", { project: "delivered-twice", project_tier: "FREE" });
+  assert.deepEqual((await res.json()).result.map((r) => r.id).sort(), entries.map((e) => e.id).sort());
 });
 
 test("retention: a shard whose day is past 90 days deletes its storage, and the directory forgets the day", async () => {

@@ -4,14 +4,15 @@
 // - X-Test-Now-Ms: the clock of this request (front and shards);
 // - X-Test-Trap: the shard's engine traps while answering a query;
 // - X-Test-Corrupt-Snapshot: on a shard's maintenance path, flips one byte of its stored snapshot.
-// And a shard's own path, which a test calls through the SHARD namespace:
-// - POST /test/fail-storage?times=N: its next N storage writes throw.
+// And an object's own paths, which a test calls through its namespace:
+// - a shard's POST /test/fail-storage?times=N: its next N storage writes throw;
+// - an ingest partition's POST /test/hold: it keeps batches and distributes
+//   nothing until the runtime restarts (the hold lives in memory only).
 // The cron acts as of its scheduled time, whatever FIXED_NOW_MS says.
 import { Front, handlers } from "../../www/edge/front.js";
 import { DirectoryObject as ProductDirectory } from "../../www/edge/directory.js";
 import { ShardObject as ProductShard } from "../../www/edge/shard.js";
-
-export { IngestObject } from "../../www/edge/ingest.js";
+import { IngestObject as ProductIngest } from "../../www/edge/ingest.js";
 
 const HOOKS = ["X-Test-Now-Ms", "X-Test-Trap", "X-Test-Corrupt-Snapshot"];
 
@@ -46,6 +47,21 @@ class TestFront extends Front {
 export class DirectoryObject extends ProductDirectory {
   forwardHeaders(request) {
     return hooksOf(request);
+  }
+}
+
+export class IngestObject extends ProductIngest {
+  async fetch(request) {
+    if (new URL(request.url).pathname === "/test/hold") {
+      this.held = true;
+      return Response.json({ held: true });
+    }
+    return super.fetch(request);
+  }
+
+  async alarm() {
+    if (!this.held) return super.alarm();
+    await this.ctx.storage.setAlarm(Date.now() + 200);
   }
 }
 
