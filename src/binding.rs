@@ -15,7 +15,6 @@ use crate::cache::QueryAnswer;
 use crate::error::Error;
 use crate::feed::{LogFeed, DEFAULT_BATCH_BYTES};
 use crate::http::{self, HttpAnswer, HttpRequest};
-use crate::ingest::IngestReport;
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::routes::Route;
@@ -105,7 +104,7 @@ export interface QueryAnswer {
 }
 /** An answer as HTTP: what the edge worker sends. */
 export interface HttpAnswer { status: number; headers: [string, string][]; body: string }
-/** What a host passes of an HTTP request: the core reads the key and the parameters from it. */
+/** What a host passes of an HTTP request: the core reads the key, the parameters and an ingest's source from it. */
 export interface HttpRequest {
   method: string;
   path: string;
@@ -113,13 +112,36 @@ export interface HttpRequest {
   query?: string;
   apiKey?: string | null;
   authorization?: string | null;
-  /** A POST body of parameters (a JSON object), as bytes. */
-  body?: Uint8Array | null;
+  /** The `X-Source` header (Logflare's ingest API). */
+  source?: string | null;
+  /** The `Idempotency-Key` header. */
+  idempotencyKey?: string | null;
+  /** A POST body of parameters (a JSON object), as text. */
+  body?: string | null;
+}
+/** A batch read and made ready to keep (`prepareIngest`). */
+export interface PreparedBatch {
+  /** What recognises the batch when it is sent again, and the ingest partition that keeps it. */
+  key: { key: string; partition: string };
+  report: IngestReport;
+  /** How many shards its entries go to (0: nothing to keep). */
+  shards: number;
+  /** The answer to send. */
+  answer: HttpAnswer;
+  /** What is kept: the batch's rows split by shard (`ingestRecord` keeps it in a store). */
+  record: Uint8Array;
 }
 export type RouteInfo =
-  | { kind: "query" | "management"; methods: string[] }
-  | { kind: "ingest"; methods: string[]; stream: string };
-export interface StoreStats { edgeEntries: number; functionRows: number; storeBytes: number; cachedResults: number }
+  | { kind: "query" | "management" | "health"; methods: string[] }
+  | { kind: "ingest"; methods: string[] };
+export interface StoreStats {
+  edgeEntries: number;
+  functionRows: number;
+  /** Entries of other sources (Logflare's ingest API), by source name. */
+  otherSources: Record<string, number>;
+  storeBytes: number;
+  cachedResults: number;
+}
 export interface WarmReport { refreshed: number; kept: number }
 export interface Retention { cutoff: number; firstKeptDay: string }
 export interface Catalog {
@@ -318,10 +340,12 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
 
 /// A request as the host passes it, with the parameters it carries.
 fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
-    let request: HttpRequest = from_js(value, |e| Error::InvalidConfig {
+    let request: HttpRequest = from_js(value, |e| {
+        Error::InvalidConfig {
         reason: format!(
-            "{e} (expected {{ method, path, query?, apiKey?, authorization?, body? }})"
+            "{e} (expected {{ method, path, query?, apiKey?, authorization?, source?, idempotencyKey?, body? }})"
         ),
+    }
     })?;
     let params = request.params()?;
     Ok((request, params))
@@ -341,10 +365,9 @@ pub struct JsLogEndpoints {
 }
 
 #[derive(Serialize)]
-struct RouteInfo<'a> {
+struct RouteInfo {
     kind: &'static str,
     methods: &'static [&'static str],
-    stream: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -412,23 +435,6 @@ impl JsLogEndpoints {
         to_js(&report)
     }
 
-    /// `LogEndpoints.ingestAnswer(report, objects?)` → the HTTP answer of an
-    /// ingest report (`objects`: where the batch was kept, `X-Objects`).
-    #[wasm_bindgen(js_name = ingestAnswer)]
-    pub fn ingest_answer(
-        report: JsValue,
-        objects: Option<Vec<String>>,
-    ) -> Result<JsValue, JsValue> {
-        let report: IngestReport = from_js(report, bad_answer("an ingest report"))?;
-        let mut answer = HttpAnswer::from(&report);
-        if let Some(objects) = objects {
-            answer
-                .headers
-                .push(("X-Objects".to_owned(), objects.join(", ")));
-        }
-        to_js(&answer)
-    }
-
     /// `splitByShard(stream, batch)` → `{ parts: [{ shard, project, projectKey,
     /// day, body, indexes, urlBits }], report }`: the batch's entries grouped
     /// by shard (project and UTC day; each part's `body` a JSON array of the
@@ -442,23 +448,18 @@ impl JsLogEndpoints {
         to_js(&split)
     }
 
-    /// `prepareIngest(stream, batch, idempotencyKey?)` → `{ key: { key,
-    /// partition }, report, shards, record }`: the batch read as `ingest`
-    /// reads it (`report` is the acknowledgement's), its key and the ingest
-    /// partition that keeps it, and `record` (a `Uint8Array`), what that
-    /// partition keeps: the batch split by shard.
+    /// `prepareIngest(request, body)` → a `PreparedBatch`: an ingest
+    /// request (`/api/logs/{stream}` or Logflare's ingest API; its parts as
+    /// for `answerRequest`) and its decoded body, read as `ingest` reads it
+    /// (Logflare's entries normalised, received now), with its key, its
+    /// answer and its record. Throws 401/403 for the key, 400/404 for the
+    /// source, 400/413 for the batch as a whole.
     #[wasm_bindgen(js_name = prepareIngest)]
-    pub fn prepare_ingest(
-        &self,
-        stream: &str,
-        batch: JsValue,
-        idempotency_key: Option<String>,
-    ) -> Result<JsValue, JsValue> {
+    pub fn prepare_ingest(&self, request: JsValue, batch: JsValue) -> Result<JsValue, JsValue> {
+        let now = self.now_micros();
+        let (request, _) = request_from(request)?;
         let bytes = batch_bytes(&batch)?;
-        let prepared =
-            self.inner
-                .borrow()
-                .prepare_ingest(stream, &bytes, idempotency_key.as_deref())?;
+        let prepared = self.inner.borrow().prepare_request(&request, &bytes, now)?;
         let value = to_js(&prepared)?;
         Reflect::set(
             &value,
@@ -466,6 +467,14 @@ impl JsLogEndpoints {
             &Uint8Array::from(&prepared.record[..]),
         )?;
         Ok(value)
+    }
+
+    /// `ingestRecord(record)` → the report of a prepared batch's record kept
+    /// in this store (a store that refuses part of it throws; the caller goes
+    /// back to what it stored).
+    #[wasm_bindgen(js_name = ingestRecord)]
+    pub fn ingest_record(&mut self, record: &[u8]) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.borrow_mut().ingest_record(record)?)
     }
 
     /// `LogEndpoints.coalesce(partition, round, records)` → a `Round`: the
@@ -483,22 +492,6 @@ impl JsLogEndpoints {
         Ok(JsRound { round: coalesced })
     }
 
-    /// `LogEndpoints.batchKey(stream, batch, idempotencyKey?)` → `{ key,
-    /// partition }`: what recognises the batch when it is sent again.
-    #[wasm_bindgen(js_name = batchKey)]
-    pub fn batch_key(
-        stream: &str,
-        batch: &[u8],
-        idempotency_key: Option<String>,
-    ) -> Result<JsValue, JsValue> {
-        let stream = crate::ingest::Stream::from_name(stream)?;
-        to_js(&crate::shard::BatchKey::of(
-            stream.name(),
-            batch,
-            idempotency_key.as_deref(),
-        ))
-    }
-
     /// `LogEndpoints.deliveryHeader(bytes)` → `{ partition, round }` of a delivery.
     #[wasm_bindgen(js_name = deliveryHeader)]
     pub fn delivery_header(bytes: &[u8]) -> Result<JsValue, JsValue> {
@@ -514,11 +507,16 @@ impl JsLogEndpoints {
         to_js(&self.inner.borrow_mut().ingest_delivery(bytes)?)
     }
 
-    /// `LogEndpoints.refusalIsFinal(status)`: whether a shard's refusal of a
-    /// delivery is final (recorded, not retried).
+    /// `LogEndpoints.refusalIsFinal(status, body)`: whether a shard's refusal
+    /// of a delivery is final (recorded, not retried).
     #[wasm_bindgen(js_name = refusalIsFinal)]
-    pub fn refusal_is_final(status: u16) -> bool {
-        refusal_is_final(status)
+    pub fn refusal_is_final(status: u16, body: &str) -> bool {
+        refusal_is_final(status, body)
+    }
+
+    /// `LogEndpoints.health()` → the answer of `GET /health`.
+    pub fn health() -> Result<JsValue, JsValue> {
+        to_js(&HttpAnswer::health())
     }
 
     /// `LogEndpoints.settings()` → `[{ name, meaning, default }]`: the edge
@@ -700,23 +698,23 @@ impl JsLogEndpoints {
         to_js(&HttpAnswer::from(&out))
     }
 
-    /// What a request path is: `{ kind: "query" | "management" | "ingest",
-    /// methods, stream? }`; throws 404 for any other path, and 405 when
+    /// What a request path is: `{ kind: "query" | "management" | "ingest" |
+    /// "health", methods }`; throws 404 for any other path, and 405 when
     /// `method` is given and the route does not take it (OPTIONS it always takes).
     pub fn route(path: &str, method: Option<String>) -> Result<JsValue, JsValue> {
         let route = Route::parse(path)?;
         if let Some(method) = method {
             route.check_method(&method)?;
         }
-        let (kind, stream) = match &route {
-            Route::Query { .. } => ("query", None),
-            Route::Management { .. } => ("management", None),
-            Route::Ingest { stream } => ("ingest", Some(stream.as_str())),
+        let kind = match &route {
+            Route::Query { .. } => "query",
+            Route::Management { .. } => "management",
+            Route::Ingest { .. } | Route::LogflareIngest => "ingest",
+            Route::Health => "health",
         };
         to_js(&RouteInfo {
             kind,
             methods: route.methods(),
-            stream,
         })
     }
 

@@ -88,7 +88,7 @@ errors! {
         "the route does not take this method (the answer's `Allow` lists those it takes)";
     /// The stream name of an ingest call is not one the endpoints read.
     UnknownStream { name: String } => 400, "unknown_stream",
-        "ingest into a stream the endpoints do not read";
+        "`/api/logs/{stream}` names a stream the endpoints do not read (Logflare's `/api/logs?source_name=` takes any source)";
     /// The batch as a whole cannot be read (not JSON, not UTF-8, wrong top-level shape).
     UnreadableBatch { reason: String } => 400, "unreadable_batch",
         "a body that is not JSON, NDJSON or UTF-8, or whose encoding cannot be read";
@@ -104,10 +104,15 @@ errors! {
     /// The batch exceeds a configured size limit.
     BatchTooLarge { reason: String } => 413, "payload_too_large",
         "a body or batch over its size or entry limit";
+    /// Not one entry of an ingested batch could be kept (each is listed with
+    /// its reason): sending it again cannot help, so a shipper drops it.
+    NothingKept { entries: usize, first_reason: String } => 422, "nothing_kept",
+        "an ingested batch none of whose entries could be kept (the answer lists each one's reason)";
     /// Accepting the batch would take the store past its memory budget; the batch
-    /// was refused whole and the store is unchanged.
-    StoreFull { needed: usize, used: usize, budget: usize } => 413, "store_full",
-        "the store's memory budget would be passed: the batch is refused whole";
+    /// was refused whole and the store is unchanged. A capacity refusal: a
+    /// shipper retries, and retention may make room.
+    StoreFull { needed: usize, used: usize, budget: usize } => 503, "store_full",
+        "the store's memory budget would be passed: the batch is refused whole; retry later";
     /// A fault inside the engine (a wasm trap); the instance was started again.
     Internal => 500, "internal_error",
         "a fault inside the engine; it was restarted, retry the request";
@@ -155,7 +160,11 @@ impl Error {
     /// Seconds after which a retry may succeed (`Retry-After`), for the
     /// statuses a log shipper retries on.
     pub fn retry_after_seconds(&self) -> Option<u32> {
-        matches!(self.status(), 429 | 503).then_some(1)
+        match self {
+            // Room comes back with retention or a bigger budget, not in a second.
+            Error::StoreFull { .. } => Some(30),
+            _ => matches!(self.status(), 429 | 503).then_some(1),
+        }
     }
 
     /// The answer's headers beside `Content-Type`: `Allow` for 405,
@@ -224,6 +233,13 @@ impl fmt::Display for Error {
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
             Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
             Error::BatchTooLarge { reason } => write!(f, "batch too large: {reason}"),
+            Error::NothingKept {
+                entries,
+                first_reason,
+            } => write!(
+                f,
+                "none of the batch's {entries} entries could be kept (the first: {first_reason})"
+            ),
             Error::StoreFull { needed, used, budget } => write!(
                 f,
                 "store full: the batch needs about {needed} bytes, the store holds {used} of its {budget}-byte budget (limits.maxStoreBytes); nothing from this batch was kept"
@@ -314,7 +330,7 @@ mod tests {
                     used: 2,
                     budget: 3,
                 },
-                413,
+                503,
                 "store_full",
             ),
         ];

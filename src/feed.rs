@@ -80,7 +80,8 @@ pub struct LogFeed {
     /// Whether pending batches are JSON arrays (the input was one) or NDJSON.
     arrays: bool,
     carry: Vec<u8>,
-    pending: [Pending; 2],
+    /// Per stream (the feed detects the edge and function streams only).
+    pending: [Pending; 3],
     report: FeedReport,
 }
 
@@ -94,7 +95,7 @@ impl LogFeed {
             framing: Framing::Undecided,
             arrays: false,
             carry: Vec::new(),
-            pending: [Pending::default(), Pending::default()],
+            pending: Default::default(),
             report: FeedReport {
                 entries: 0,
                 report: IngestReport::new(REPORTED_REASONS),
@@ -265,10 +266,11 @@ impl LogFeed {
     }
 
     fn pending_mut(&mut self, stream: Stream) -> &mut Pending {
-        let [edge, function] = &mut self.pending;
+        let [edge, function, other] = &mut self.pending;
         match stream {
             Stream::Edge => edge,
             Stream::Function => function,
+            Stream::Other => other,
         }
     }
 

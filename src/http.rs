@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{CacheStatus, QueryAnswer};
 use crate::error::{Error, Result};
-use crate::ingest::IngestReport;
+use crate::ingest::{EntryForm, IngestReport, Rejection, Source};
 use crate::json::Fields;
 use crate::params::Params;
+use crate::routes::Route;
+use crate::timestamp::Micros;
 
 /// Largest POST body of query parameters.
 pub const MAX_PARAMS_BODY_BYTES: usize = 64 << 10;
@@ -43,9 +45,10 @@ impl From<&Error> for HttpAnswer {
     }
 }
 
-impl From<&IngestReport> for HttpAnswer {
-    fn from(report: &IngestReport) -> HttpAnswer {
-        HttpAnswer::new(200, Vec::new(), report.body())
+impl HttpAnswer {
+    /// `GET /health`: up (reveals nothing, needs no key).
+    pub fn health() -> HttpAnswer {
+        HttpAnswer::new(200, Vec::new(), r#"{"status":"ok"}"#.to_owned())
     }
 }
 
@@ -119,8 +122,8 @@ fn objects_header(objects: &[String]) -> String {
     header
 }
 
-/// What a host passes of an HTTP request: the core reads the key and the
-/// parameters from it (the host only carries them).
+/// What a host passes of an HTTP request: the core reads the key, the
+/// parameters and an ingest's source from it (the host only carries them).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct HttpRequest {
@@ -132,6 +135,10 @@ pub struct HttpRequest {
     pub api_key: Option<String>,
     /// The `Authorization` header.
     pub authorization: Option<String>,
+    /// The `X-Source` header (Logflare's ingest API).
+    pub source: Option<String>,
+    /// The `Idempotency-Key` header.
+    pub idempotency_key: Option<String>,
     /// A POST body of parameters.
     pub body: Option<String>,
 }
@@ -151,12 +158,112 @@ impl HttpRequest {
         )
     }
 
+    /// What an ingest request asks for; 404 for a path that is no ingest
+    /// route, 400 naming `source_name` when Logflare's route names no source.
+    pub fn ingest_call(&self) -> Result<IngestCall> {
+        let idempotency_key = self.idempotency_key.clone().filter(|k| !k.is_empty());
+        match Route::parse(&self.path)? {
+            Route::Ingest { stream } => Ok(IngestCall {
+                source: Source::stream(&stream)?,
+                logflare: false,
+                idempotency_key,
+            }),
+            Route::LogflareIngest => {
+                // Logflare's order: `source_name`, then `source`, then the `X-Source` header.
+                let params = self.query_params()?;
+                let named = ["source_name", "source"]
+                    .into_iter()
+                    .find_map(|name| params.get(name).map(|value| (name, value.to_owned())))
+                    .or_else(|| self.source.clone().map(|value| ("X-Source", value)));
+                let (parameter, name) = named.ok_or(Error::MissingParameter {
+                    name: "source_name",
+                })?;
+                Ok(IngestCall {
+                    source: Source::logflare(&name, parameter)?,
+                    logflare: true,
+                    idempotency_key,
+                })
+            }
+            _ => Err(Error::NotFound {
+                path: self.path.chars().take(200).collect(),
+            }),
+        }
+    }
+
     /// Its parameters: a POST's body (a JSON object), else the query string's.
     pub fn params(&self) -> Result<Params> {
         if self.method.eq_ignore_ascii_case("POST") {
             post_params(self.body.as_deref().unwrap_or("").as_bytes())
         } else {
             self.query_params()
+        }
+    }
+}
+
+/// What an ingest request asks for (`HttpRequest::ingest_call`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestCall {
+    pub source: Source,
+    /// Logflare's ingest API: entries normalised as Logflare does, and its
+    /// answer's `message` (README, "Contract decisions").
+    pub logflare: bool,
+    /// The client's `Idempotency-Key`, if it sent one.
+    pub idempotency_key: Option<String>,
+}
+
+impl IngestCall {
+    /// How the batch's entries read, received at `now`; `seed` (the batch's
+    /// content hash) makes the ids generated for it the same every time it is sent.
+    pub fn form(&self, now: Micros, seed: u128) -> EntryForm {
+        if self.logflare {
+            EntryForm::Logflare {
+                received: now,
+                seed,
+            }
+        } else {
+            EntryForm::Contract
+        }
+    }
+
+    /// The answer to the batch `report` describes: 200 when an entry was
+    /// kept; when none was, 422 `nothing_kept` (every entry refused: sending
+    /// it again cannot help, so a shipper drops it) or, for a batch of no
+    /// entries, 400. Logflare's route keeps its `"message": "Logged!"`.
+    pub fn answer(&self, report: &IngestReport) -> HttpAnswer {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Wire<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            message: Option<&'static str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<serde_json::Value>,
+            accepted: usize,
+            rejected: &'a [Rejection],
+            rejected_total: usize,
+        }
+        let refusal = match (report.accepted, report.rejected.first()) {
+            (0, Some(first)) => Some(Error::NothingKept {
+                entries: report.rejected_total,
+                first_reason: format!("entry {}: {}", first.index, first.reason),
+            }),
+            (0, None) => Some(Error::UnreadableBatch {
+                reason: "it holds no entries".into(),
+            }),
+            _ => None,
+        };
+        let wire = Wire {
+            message: (self.logflare && refusal.is_none()).then_some("Logged!"),
+            error: refusal
+                .as_ref()
+                .map(|e| serde_json::json!({ "code": e.code(), "message": e.to_string() })),
+            accepted: report.accepted,
+            rejected: &report.rejected,
+            rejected_total: report.rejected_total,
+        };
+        let body = serde_json::to_string(&wire).unwrap_or_default();
+        match refusal {
+            Some(error) => HttpAnswer::new(error.status(), error.headers(), body),
+            None => HttpAnswer::new(200, Vec::new(), body),
         }
     }
 }
@@ -239,9 +346,10 @@ pub fn body_decoding(content_encoding: Option<&str>) -> Result<Option<&'static s
     {
         None | Some("" | "identity") => Ok(None),
         Some("gzip" | "x-gzip") => Ok(Some("gzip")),
+        Some("deflate") => Ok(Some("deflate")),
         Some(other) => Err(Error::UnreadableBatch {
             reason: format!(
-                "unsupported Content-Encoding {}; send gzip or plain",
+                "unsupported Content-Encoding {}; send gzip, deflate or plain",
                 other.chars().take(40).collect::<String>()
             ),
         }),

@@ -15,16 +15,21 @@ use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::timestamp::{self, Micros};
 
-/// The two log streams the endpoints read (docs/contract.md, "Entries").
+/// Where a batch's entries are kept: the two log streams the endpoints read
+/// (docs/contract.md, "Entries"), and the entries of every other source,
+/// kept under their source's name for the day an endpoint reads them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Stream {
     #[serde(rename = "edge_logs")]
     Edge,
     #[serde(rename = "function_edge_logs")]
     Function,
+    #[serde(rename = "other_sources")]
+    Other,
 }
 
 impl Stream {
+    /// One of the two streams the endpoints read, by name or alias.
     pub fn from_name(name: &str) -> Result<Stream> {
         match name {
             "edge_logs" | "cloudflare.logs.prod" => Ok(Stream::Edge),
@@ -39,6 +44,103 @@ impl Stream {
         match self {
             Stream::Edge => "edge_logs",
             Stream::Function => "function_edge_logs",
+            Stream::Other => "other_sources",
+        }
+    }
+}
+
+/// Longest source name taken (Logflare's names are short; this bounds what a
+/// name costs in every row that carries it).
+pub const MAX_SOURCE_NAME_BYTES: usize = 256;
+
+/// A batch's source: the stream its entries go to, and the name they are kept
+/// under (the stream's own name for the two the endpoints read, whatever the
+/// sender named it for any other).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub stream: Stream,
+    pub name: String,
+}
+
+impl Source {
+    /// A stream the endpoints read, by name or alias (`/api/logs/{stream}`,
+    /// `ingest`): any other name is 400 `unknown_stream`.
+    pub fn stream(name: &str) -> Result<Source> {
+        let stream = Stream::from_name(name)?;
+        Ok(Source {
+            stream,
+            name: stream.name().to_owned(),
+        })
+    }
+
+    /// A source as Logflare's ingest API names it (`source_name`): the two
+    /// streams by name or alias, and any other name kept under that name.
+    /// `parameter` is where the name came from, for the error of a bad one.
+    pub fn logflare(name: &str, parameter: &str) -> Result<Source> {
+        if let Ok(source) = Source::stream(name) {
+            return Ok(source);
+        }
+        let problem = if name.trim().is_empty() {
+            Some("is empty".to_owned())
+        } else if name.len() > MAX_SOURCE_NAME_BYTES {
+            Some(format!(
+                "is {} bytes long, longer than the limit of {MAX_SOURCE_NAME_BYTES} bytes",
+                name.len()
+            ))
+        } else if name.chars().any(char::is_control) {
+            Some("holds control characters".to_owned())
+        } else {
+            None
+        };
+        match problem {
+            Some(problem) => Err(Error::invalid(
+                parameter,
+                format!("the source name {problem}"),
+            )),
+            None => Ok(Source {
+                stream: Stream::Other,
+                name: name.to_owned(),
+            }),
+        }
+    }
+}
+
+/// How a batch's entries read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryForm {
+    /// As docs/contract.md, "Entries", says: an entry lacking `id` or a
+    /// valid `timestamp` is refused.
+    Contract,
+    /// As Logflare's ingest API normalises them (README, "Contract
+    /// decisions"): a missing `id` is generated from `seed` (the batch's
+    /// content) and the entry's place, so a batch sent again gets the same
+    /// ids; a missing timestamp is `received`; `message` is the event message.
+    Logflare { received: Micros, seed: u128 },
+}
+
+impl EntryForm {
+    /// The id of the entry at `index` that has none; `None` where ids are required.
+    fn generated_id(&self, index: usize) -> Option<String> {
+        let EntryForm::Logflare { seed, .. } = self else {
+            return None;
+        };
+        let mut bytes = [0u8; 24];
+        bytes[..16].copy_from_slice(&seed.to_le_bytes());
+        bytes[16..].copy_from_slice(&(index as u64).to_le_bytes());
+        let hash = xxhash_rust::xxh3::xxh3_128(&bytes).to_le_bytes();
+        Some(
+            uuid::Builder::from_random_bytes(hash)
+                .into_uuid()
+                .hyphenated()
+                .to_string(),
+        )
+    }
+
+    /// The timestamp of an entry that has none; `None` where it is required.
+    fn received(&self) -> Option<Micros> {
+        match self {
+            EntryForm::Contract => None,
+            EntryForm::Logflare { received, .. } => Some(*received),
         }
     }
 }
@@ -103,23 +205,6 @@ impl IngestReport {
         }
         self.rejected_total += unlisted;
         self.newest_timestamp = self.newest_timestamp.max(other.newest_timestamp);
-    }
-
-    /// The answer's body: the report without `newestTimestamp` (a store's own business).
-    pub fn body(&self) -> String {
-        #[derive(Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Wire<'a> {
-            accepted: usize,
-            rejected: &'a [Rejection],
-            rejected_total: usize,
-        }
-        serde_json::to_string(&Wire {
-            accepted: self.accepted,
-            rejected: &self.rejected,
-            rejected_total: self.rejected_total,
-        })
-        .unwrap_or_default()
     }
 }
 
@@ -261,7 +346,9 @@ impl Framed<'_> {
     }
 }
 
-/// Batch framing: the raw JSON text of each entry, in order.
+/// Batch framing: the raw JSON text of each entry, in order. A batch is a
+/// JSON array of entries, an object whose one field `batch` is that array
+/// (Logflare's form), a single entry object, or NDJSON.
 pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
         reason: format!("not valid UTF-8 ({e})"),
@@ -269,20 +356,21 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
-        let entries: Vec<&RawValue> =
-            serde_json::from_str(trimmed).map_err(|e| Error::UnreadableBatch {
-                reason: format!("not a valid JSON array ({e})"),
-            })?;
-        return Ok(entries
-            .into_iter()
-            .map(|raw| Framed {
-                text: check_depth(raw.get()),
-                line: None,
-            })
-            .collect());
+        return split_array(trimmed);
     }
     if trimmed.is_empty() {
         return Ok(Vec::new());
+    }
+    if trimmed.starts_with('{') {
+        if let Some(whole) = one_value(trimmed) {
+            return match batch_field(whole) {
+                Some(array) => split_array(array),
+                None => Ok(vec![Framed {
+                    text: check_depth(whole),
+                    line: None,
+                }]),
+            };
+        }
     }
     // NDJSON: one entry per non-blank line; a line that is not JSON is rejected on its own.
     Ok(text
@@ -296,14 +384,44 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
         .collect())
 }
 
-/// A batch's stream and its entries as framed, once the batch as a whole passes
-/// the limits (size, entry count): what ingesting and splitting by project share.
-pub(crate) fn frame_batch<'a>(
-    stream_name: &str,
-    batch: &'a [u8],
-    limits: &Limits,
-) -> Result<(Stream, Vec<Framed<'a>>)> {
-    let stream = Stream::from_name(stream_name)?;
+fn split_array(text: &str) -> Result<Vec<Framed<'_>>> {
+    let entries: Vec<&RawValue> =
+        serde_json::from_str(text).map_err(|e| Error::UnreadableBatch {
+            reason: format!("not a valid JSON array ({e})"),
+        })?;
+    Ok(entries
+        .into_iter()
+        .map(|raw| Framed {
+            text: check_depth(raw.get()),
+            line: None,
+        })
+        .collect())
+}
+
+/// `text` when it is one JSON value and nothing more (white space aside): a
+/// body of one object, not NDJSON's first line. Only that first value is parsed.
+fn one_value(text: &str) -> Option<&str> {
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<de::IgnoredAny>();
+    values.next()?.ok()?;
+    let end = values.byte_offset();
+    text.get(end..)?
+        .trim()
+        .is_empty()
+        .then(|| text[..end].trim_end())
+}
+
+/// The array of an object whose only field is `batch` and is an array.
+fn batch_field(object: &str) -> Option<&str> {
+    let fields = serde_json::from_str::<crate::json::Fields<&str>>(object).ok()?;
+    match fields.0.as_slice() {
+        [(name, value)] if *name == "batch" && value.get().starts_with('[') => Some(value.get()),
+        _ => None,
+    }
+}
+
+/// A batch's entries as framed, once the batch as a whole passes the limits
+/// (size, entry count): what ingesting and splitting by shard share.
+pub(crate) fn frame_batch<'a>(batch: &'a [u8], limits: &Limits) -> Result<Vec<Framed<'a>>> {
     let too_large = |what: String| Error::BatchTooLarge {
         reason: format!("{what}; split it into smaller batches"),
     };
@@ -322,7 +440,7 @@ pub(crate) fn frame_batch<'a>(
             limits.max_batch_entries
         )));
     }
-    Ok((stream, entries))
+    Ok(entries)
 }
 
 /// Whether an NDJSON line holds no entry (only white space): one rule for
@@ -331,7 +449,7 @@ pub(crate) fn is_blank(line: &[u8]) -> bool {
     std::str::from_utf8(line).is_ok_and(|text| text.trim().is_empty())
 }
 
-/// The top-level fields common to both streams.
+/// The top-level fields common to every stream.
 #[derive(Deserialize)]
 struct EntryHead<'a> {
     #[serde(borrow, default)]
@@ -340,6 +458,9 @@ struct EntryHead<'a> {
     timestamp: Option<&'a RawValue>,
     #[serde(borrow, default)]
     event_message: Option<&'a RawValue>,
+    /// Logflare's other name of `event_message` (it wins where both are).
+    #[serde(borrow, default)]
+    message: Option<&'a RawValue>,
     #[serde(borrow, default)]
     project: Option<&'a RawValue>,
     #[serde(borrow, default)]
@@ -487,6 +608,16 @@ pub(crate) struct StagedInvocation<'a> {
     pub status_code: Option<i64>,
 }
 
+/// One entry of another source, borrowing from the batch: the entry's text
+/// as it arrived, with the id, time and project it is kept by.
+pub(crate) struct StagedOther<'a> {
+    pub timestamp: Micros,
+    pub id: Cow<'a, str>,
+    pub source: &'a str,
+    pub project: Option<Cow<'a, str>>,
+    pub entry: &'a str,
+}
+
 struct Head<'a> {
     timestamp: Micros,
     id: Cow<'a, str>,
@@ -502,27 +633,53 @@ fn not_json(e: serde_json::Error) -> RejectReason {
     }
 }
 
-fn read_head(raw: &str) -> Reading<Head<'_>> {
+/// The entry's top-level fields, the whole entry checked as JSON (NDJSON
+/// lines are not parsed before).
+fn parse_head(raw: &str) -> Reading<EntryHead<'_>> {
     if !raw.starts_with('{') {
         return Err(match serde_json::from_str::<de::IgnoredAny>(raw) {
             Err(e) => not_json(e),
             Ok(_) => RejectReason::NotAnObject,
         });
     }
-    // This parse also validates the whole entry (NDJSON lines are not parsed before).
-    let head: EntryHead = serde_json::from_str(raw).map_err(|e| match e.classify() {
+    serde_json::from_str(raw).map_err(|e| match e.classify() {
         serde_json::error::Category::Syntax | serde_json::error::Category::Eof => not_json(e),
         _ => RejectReason::Unreadable(e.to_string()),
-    })?;
-    let id = match head.id.map(RawValue::get) {
-        None | Some("null") => return Err(RejectReason::Missing("id")),
-        Some(text) => read_id(text)?,
+    })
+}
+
+/// A JSON value that is absent: missing, `null`, or (Logflare drops them) `""`.
+fn absent(value: Option<&RawValue>, form: &EntryForm) -> bool {
+    match value.map(RawValue::get) {
+        None | Some("null") => true,
+        Some("\"\"") => matches!(form, EntryForm::Logflare { .. }),
+        Some(_) => false,
+    }
+}
+
+fn read_head<'a>(raw: &'a str, form: &EntryForm, index: usize) -> Reading<Head<'a>> {
+    let head = parse_head(raw)?;
+    let id = match head.id {
+        value if absent(value, form) => form
+            .generated_id(index)
+            .map(Cow::Owned)
+            .ok_or(RejectReason::Missing("id"))?,
+        value => read_id(value.map_or("null", RawValue::get))?,
     };
-    let timestamp = match head.timestamp.map(RawValue::get) {
-        None | Some("null") => return Err(RejectReason::Missing("timestamp")),
-        Some(text) => read_timestamp(text)?,
+    let timestamp = match head.timestamp {
+        value if absent(value, form) => {
+            form.received().ok_or(RejectReason::Missing("timestamp"))?
+        }
+        value => read_timestamp(value.map_or("null", RawValue::get))?,
     };
-    let event_message = optional_string(head.event_message, "event_message")?;
+    let message = match form {
+        EntryForm::Logflare { .. } => optional_string(head.message, "message")?,
+        EntryForm::Contract => None,
+    };
+    let event_message = match message {
+        Some(message) => Some(message),
+        None => optional_string(head.event_message, "event_message")?,
+    };
     let project = optional_string(head.project, "project")?;
     let metadata = head.metadata.map(RawValue::get).filter(|m| *m != "null");
     Ok(Head {
@@ -531,6 +688,39 @@ fn read_head(raw: &str) -> Reading<Head<'_>> {
         event_message,
         project,
         metadata,
+    })
+}
+
+/// An entry of another source: kept as it arrived, so only what cannot be
+/// an entry at all (not a JSON object, nested too deep) is refused. Its id
+/// and time are read as for the other streams where they read, and are
+/// generated and the time of receipt where they do not (the entry's own
+/// text keeps what it said); its project is its top-level `project` string.
+pub(crate) fn read_other<'a>(
+    raw: &'a str,
+    source: &'a str,
+    form: &EntryForm,
+    index: usize,
+) -> Reading<StagedOther<'a>> {
+    let head = parse_head(raw)?;
+    let id = match head.id.map(RawValue::get).map(read_id) {
+        Some(Ok(id)) => id,
+        _ => form
+            .generated_id(index)
+            .map(Cow::Owned)
+            .ok_or(RejectReason::Missing("id"))?,
+    };
+    let timestamp = match head.timestamp.map(RawValue::get).map(read_timestamp) {
+        Some(Ok(timestamp)) => timestamp,
+        Some(Err(reason)) => form.received().ok_or(reason)?,
+        None => form.received().ok_or(RejectReason::Missing("timestamp"))?,
+    };
+    Ok(StagedOther {
+        timestamp,
+        id,
+        source,
+        project: optional_string(head.project, "project").ok().flatten(),
+        entry: raw,
     })
 }
 
@@ -611,8 +801,12 @@ fn unreadable_metadata(e: serde_json::Error) -> RejectReason {
     RejectReason::UnreadableMetadata(e.to_string())
 }
 
-pub(crate) fn read_edge(raw: &str) -> Reading<StagedEdge<'_>> {
-    let head = read_head(raw)?;
+pub(crate) fn read_edge<'a>(
+    raw: &'a str,
+    form: &EntryForm,
+    index: usize,
+) -> Reading<StagedEdge<'a>> {
+    let head = read_head(raw, form, index)?;
     let mut requests = Vec::new();
     if let Some(metadata) = head.metadata {
         let records: Repeated<EdgeMetadata> =
@@ -636,8 +830,13 @@ pub(crate) fn read_edge(raw: &str) -> Reading<StagedEdge<'_>> {
     })
 }
 
-pub(crate) fn read_function<'a>(raw: &'a str, rows: &mut Vec<StagedInvocation<'a>>) -> Reading<()> {
-    let head = read_head(raw)?;
+pub(crate) fn read_function<'a>(
+    raw: &'a str,
+    form: &EntryForm,
+    index: usize,
+    rows: &mut Vec<StagedInvocation<'a>>,
+) -> Reading<()> {
+    let head = read_head(raw, form, index)?;
     let Some(metadata) = head.metadata else {
         return Ok(());
     };
@@ -673,7 +872,11 @@ mod tests {
         let nd = split_entries(b"{\"a\":1}\n\n{oops\n{\"c\":3}\n").unwrap_or_default();
         assert_eq!(nd.len(), 3);
         assert_eq!(nd[1].line, Some(3));
-        let reason = nd[1].text.clone().and_then(read_edge).err();
+        let reason = nd[1]
+            .text
+            .clone()
+            .and_then(|raw| read_edge(raw, &EntryForm::Contract, 0))
+            .err();
         let reason = reason.map(|r| nd[1].reason(r).to_string());
         assert!(reason.is_some_and(|r| r.starts_with("line 3: not valid JSON")));
         assert!(split_entries(b"[1, 2").is_err());
@@ -704,7 +907,7 @@ mod tests {
     #[test]
     fn edge_entry_fields() {
         let raw = r#"{"id":"a","timestamp":"2026-11-20T10:00:00Z","event_message":"GET","project":"p","metadata":{"request":{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}}}"#;
-        let entry = read_edge(raw).map_err(|e| e.to_string());
+        let entry = read_edge(raw, &EntryForm::Contract, 0).map_err(|e| e.to_string());
         let entry = entry.as_ref().map_err(Clone::clone);
         assert!(entry.is_ok(), "{entry:?}", entry = entry.err());
         if let Ok(entry) = entry {
@@ -743,7 +946,7 @@ mod tests {
             ),
         ];
         for (raw, expected) in cases {
-            match read_edge(raw) {
+            match read_edge(raw, &EntryForm::Contract, 0) {
                 Ok(_) => panic!("{raw} should be rejected"),
                 Err(reason) => assert!(reason.to_string().contains(expected), "{raw}: {reason}"),
             }
@@ -754,11 +957,11 @@ mod tests {
     fn function_rows_follow_the_cross_join() {
         let raw = r#"{"id":"a","timestamp":1,"metadata":[{"project_ref":"p","function_id":"f","execution_time_ms":null,"response":[{"status_code":200},{"status_code":500}]},{"project_ref":"p"}]}"#;
         let mut rows = Vec::new();
-        assert!(read_function(raw, &mut rows).is_ok());
+        assert!(read_function(raw, &EntryForm::Contract, 0, &mut rows).is_ok());
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[1].status_code, Some(500));
         assert_eq!(rows[2].status_code, None);
         let bad = r#"{"id":"a","timestamp":1,"metadata":{"response":{"status_code":"200"}}}"#;
-        assert!(read_function(bad, &mut Vec::new()).is_err());
+        assert!(read_function(bad, &EntryForm::Contract, 0, &mut Vec::new()).is_err());
     }
 }

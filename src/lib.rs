@@ -54,10 +54,10 @@ pub use endpoints::{
 pub use error::{Error, ErrorKind, ErrorReport, Result};
 pub use feed::{detect_stream, FeedReport, LogFeed, DEFAULT_BATCH_BYTES};
 pub use http::{
-    body_decoding, body_too_large, post_params, presented_key, HttpAnswer, HttpRequest,
+    body_decoding, body_too_large, post_params, presented_key, HttpAnswer, HttpRequest, IngestCall,
     MAX_PARAMS_BODY_BYTES,
 };
-pub use ingest::{IngestReport, RejectReason, Rejection, Stream};
+pub use ingest::{EntryForm, IngestReport, RejectReason, Rejection, Source, Stream};
 pub use limits::{Limits, REGEX_SIZE_LIMIT};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use routes::Route;
@@ -66,8 +66,8 @@ pub use service::{
 };
 pub use settings::{Environment, Setting, Settings, SETTINGS};
 pub use shard::{
-    day_of, directory_name, group_of, ingest_name, project_key, refusal_is_final, shard_name,
-    split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, KnownRegistrations, QueryPlan,
-    Registration, Retention, Round, ShardDelivery, ShardDirectory, ShardPart, ShardQuery,
-    DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
+    day_of, directory_name, group_of, ingest_name, project_key, read_record, refusal_is_final,
+    shard_name, split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, KnownRegistrations,
+    QueryPlan, Registration, Retention, Round, ShardDelivery, ShardDirectory, ShardPart,
+    ShardQuery, DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
 };

@@ -16,7 +16,7 @@ pub struct Limits {
     /// How many rejections are reported in detail (all are counted).
     pub max_reported_rejections: usize,
     /// Memory budget of the store (`stats().storeBytes`). A batch that would take
-    /// the store past it is refused whole (413 `store_full`); nothing is evicted,
+    /// the store past it is refused whole (503 `store_full`); nothing is evicted,
     /// so what was accepted is never lost behind the caller's back.
     pub max_store_bytes: usize,
     /// Longest accepted query parameter value, in bytes (at most 64 KiB).

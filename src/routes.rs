@@ -1,6 +1,6 @@
 //! The HTTP paths the service answers and what each one asks for: Logflare's
-//! endpoint path, Supabase's Management API analytics path, and the ingest
-//! path. Hosts (the edge worker) ask the core which route a path is, rather
+//! endpoint path, Supabase's Management API analytics path, the ingest paths
+//! (ours and Logflare's), and the health check. Hosts (the edge worker) ask the core which route a path is, rather
 //! than matching paths themselves.
 
 use crate::error::{Error, Result};
@@ -19,6 +19,11 @@ pub enum Route {
     },
     /// `/api/logs/{stream}`: a batch of log entries.
     Ingest { stream: String },
+    /// `/api/logs`, `/logs`, `/api/events`: Logflare's ingest API, the source
+    /// named in the query string or a header (`http::IngestCall`).
+    LogflareIngest,
+    /// `/health`: whether the service is up (no key).
+    Health,
 }
 
 impl Route {
@@ -46,6 +51,8 @@ impl Route {
             ["", "api", "logs", stream] => Ok(Route::Ingest {
                 stream: decode(stream)?,
             }),
+            ["", "api", "logs"] | ["", "logs"] | ["", "api", "events"] => Ok(Route::LogflareIngest),
+            ["", "health"] => Ok(Route::Health),
             _ => Err(not_found()),
         }
     }
@@ -65,7 +72,8 @@ impl Route {
     pub fn methods(&self) -> &'static [&'static str] {
         match self {
             Route::Query { .. } | Route::Management { .. } => &["GET", "POST"],
-            Route::Ingest { .. } => &["POST"],
+            Route::Ingest { .. } | Route::LogflareIngest => &["POST"],
+            Route::Health => &["GET"],
         }
     }
 }
@@ -99,8 +107,20 @@ mod tests {
             Route::parse("/api/logs/a%2Bb").map(|r| r.methods()),
             Ok(&["POST"][..])
         );
+        for logflare in ["/api/logs", "/api/logs/", "/logs", "/api/events"] {
+            assert_eq!(
+                Route::parse(logflare),
+                Ok(Route::LogflareIngest),
+                "{logflare}"
+            );
+        }
+        assert_eq!(
+            Route::parse("/health").map(|r| r.check_method("POST").is_err()),
+            Ok(true)
+        );
         for bad in [
             "/",
+            "/api",
             "/api/endpoints/query/",
             "/v2/projects/p/analytics/endpoints/x",
             "/api/logs/%zz",

@@ -10,11 +10,15 @@ use crate::auth::{ApiKey, KeyRing, Purpose};
 use crate::cache::{QueryAnswer, ResultCache};
 use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, Result};
-use crate::ingest::{self, frame_batch, IngestReport, StagedEdge, StagedInvocation, Stream};
+use crate::http::{HttpAnswer, HttpRequest};
+use crate::ingest::{
+    self, frame_batch, EntryForm, IngestReport, Source, StagedEdge, StagedInvocation, StagedOther,
+    Stream,
+};
 use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
-use crate::shard::{BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery, Split};
+use crate::shard::{read_record, BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery, Split};
 use crate::staged;
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
@@ -25,11 +29,13 @@ pub struct Config {
     pub limits: Limits,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoreStats {
     pub edge_entries: usize,
     pub function_rows: usize,
+    /// Entries of other sources, by source name.
+    pub other_sources: std::collections::BTreeMap<String, usize>,
     pub store_bytes: usize,
     pub cached_results: usize,
 }
@@ -46,15 +52,19 @@ pub struct Catalog {
     pub newest_timestamp: Option<Micros>,
 }
 
-/// A batch ready for the sharded deployment (`prepare_ingest`).
+/// A batch read and made ready to keep (`prepare_ingest`): what the edge
+/// worker keeps (the record) and answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PreparedBatch {
     pub key: BatchKey,
     pub report: IngestReport,
-    /// How many shards its entries go to.
+    /// How many shards its entries go to (0: nothing to keep).
     pub shards: usize,
-    /// What its ingest partition keeps.
+    /// The answer to the request that sent it (`prepare_request`).
+    pub answer: Option<HttpAnswer>,
+    /// What is kept: the batch's staged rows, split by shard (`ingest_record`
+    /// or the sharded deployment's rounds read it).
     #[serde(skip)]
     pub record: Vec<u8>,
 }
@@ -108,7 +118,7 @@ impl<'a> Call<'a> {
                 project_ref,
                 endpoint,
             }),
-            Route::Ingest { .. } => Err(Error::NotFound {
+            Route::Ingest { .. } | Route::LogflareIngest | Route::Health => Err(Error::NotFound {
                 path: path.chars().take(200).collect(),
             }),
         }
@@ -166,7 +176,7 @@ impl LogEndpoints {
 
     /// A service holding the store a snapshot holds, with `config`'s keys and
     /// limits: 400 `invalid_snapshot` for bytes that are not a whole snapshot,
-    /// 413 `store_full` when the store is larger than `max_store_bytes`.
+    /// 503 `store_full` when the store is larger than `max_store_bytes`.
     pub fn from_snapshot(bytes: &[u8], config: Config) -> Result<LogEndpoints> {
         let mut service = LogEndpoints::new(config);
         let store = crate::snapshot::read(bytes)?;
@@ -196,51 +206,80 @@ impl LogEndpoints {
         crate::shard::split_by_shard(stream_name, batch, &self.limits)
     }
 
-    /// A batch made ready for the sharded deployment's ingest: read as
-    /// `ingest` reads it (its report is the acknowledgement's), its key (which
-    /// picks the ingest partition that keeps it and recognises it when it is
-    /// sent again) and the record that partition keeps (the batch split by
-    /// shard). `idempotency_key`: the client's, if it sent one.
+    /// A batch of `source` whose entries read as `form`, made ready to keep:
+    /// read as `ingest` reads it (its report is the acknowledgement's), its
+    /// key (which recognises it when it is sent again, and in the sharded
+    /// deployment picks the ingest partition that keeps it) and its record
+    /// (its staged rows split by shard). `idempotency_key`: the client's.
     pub fn prepare_ingest(
         &self,
-        stream_name: &str,
+        source: &Source,
+        form: EntryForm,
         batch: &[u8],
         idempotency_key: Option<&str>,
     ) -> Result<PreparedBatch> {
-        let split = Split::of(stream_name, batch, &self.limits)?;
-        let stream = Stream::from_name(stream_name)?;
+        let split = Split::of(source, form, batch, &self.limits)?;
         Ok(PreparedBatch {
-            key: BatchKey::of(stream.name(), batch, idempotency_key),
+            key: BatchKey::of(&source.name, batch, idempotency_key),
             record: split.record(),
             shards: split.shards(),
             report: split.report,
+            answer: None,
         })
     }
 
+    /// An ingest request (`/api/logs/{stream}`, or Logflare's ingest API)
+    /// and its decoded body, received at `now`, made ready to keep, with its
+    /// answer: the key first (401, 403), then the source, then the entries.
+    pub fn prepare_request(
+        &self,
+        request: &HttpRequest,
+        batch: &[u8],
+        now: Micros,
+    ) -> Result<PreparedBatch> {
+        self.authorize_ingest(request.key().as_deref())?;
+        let call = request.ingest_call()?;
+        let form = call.form(now, BatchKey::content_hash(&call.source.name, batch));
+        let mut prepared =
+            self.prepare_ingest(&call.source, form, batch, call.idempotency_key.as_deref())?;
+        prepared.answer = Some(call.answer(&prepared.report));
+        Ok(prepared)
+    }
+
+    /// Keeps a prepared batch's record in this store: all of it, or, when the
+    /// store refuses it (its budget), none of it (a record holds one
+    /// stream's rows, appended at once).
+    pub fn ingest_record(&mut self, record: &[u8]) -> Result<IngestReport> {
+        let mut report = IngestReport::new(self.limits.max_reported_rejections);
+        let mut streams: Vec<(Stream, usize, Vec<u8>)> = Vec::new();
+        for part in read_record(record)? {
+            // Runs of blocks joined are one run.
+            match streams
+                .iter_mut()
+                .find(|(stream, ..)| *stream == part.stream)
+            {
+                Some((_, count, blocks)) => {
+                    *count += part.entries;
+                    blocks.extend_from_slice(part.body);
+                }
+                None => streams.push((part.stream, part.entries, part.body.to_vec())),
+            }
+        }
+        for (stream, count, blocks) in streams {
+            let newest = self.append_staged(stream, count, &blocks)?;
+            report.accepted += count;
+            report.newest_timestamp = report.newest_timestamp.max(newest);
+        }
+        Ok(report)
+    }
+
     /// Ingests what an ingest partition delivered (every section of it, or,
-    /// when one is refused, none: the caller goes back to what it stored).
+    /// when one is refused, an error: the caller goes back to what it stored).
     pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
         let delivery = Delivery::read(bytes)?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         for section in &delivery.sections {
-            let (count, raw) = staged::read_blocks(&section.body)?;
-            if count != section.entries {
-                return Err(Error::UnreadableBatch {
-                    reason: "a delivery whose blocks do not hold its rows".into(),
-                });
-            }
-            let newest = match section.stream {
-                Stream::Edge => {
-                    let rows = staged::read_edges(&raw, count)?;
-                    self.append_edges(&rows)?;
-                    rows.iter().map(|e| e.timestamp).max()
-                }
-                Stream::Function => {
-                    let rows = staged::read_invocations(&raw, count)?;
-                    self.append_invocations(&rows)?;
-                    rows.iter().map(|r| r.timestamp).max()
-                }
-            };
+            let newest = self.append_staged(section.stream, section.entries, &section.body)?;
             report.accepted += section.entries;
             report.newest_timestamp = report.newest_timestamp.max(newest);
         }
@@ -251,17 +290,64 @@ impl LogEndpoints {
         })
     }
 
+    /// Appends `count` staged rows of `stream` (as blocks), all or none; the
+    /// newest timestamp among them.
+    fn append_staged(
+        &mut self,
+        stream: Stream,
+        count: usize,
+        blocks: &[u8],
+    ) -> Result<Option<Micros>> {
+        let (rows, raw) = staged::read_blocks(blocks)?;
+        if rows != count {
+            return Err(Error::UnreadableBatch {
+                reason: "stored or sent blocks that do not hold their rows".into(),
+            });
+        }
+        Ok(match stream {
+            Stream::Edge => {
+                let rows = staged::read_edges(&raw, count)?;
+                self.append_edges(&rows)?;
+                rows.iter().map(|e| e.timestamp).max()
+            }
+            Stream::Function => {
+                let rows = staged::read_invocations(&raw, count)?;
+                self.append_invocations(&rows)?;
+                rows.iter().map(|r| r.timestamp).max()
+            }
+            Stream::Other => {
+                let rows = staged::read_others(&raw, count)?;
+                self.append_others(&rows)?;
+                rows.iter().map(|r| r.timestamp).max()
+            }
+        })
+    }
+
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
     /// entries are reported with their index; the others are all kept, or, when the
     /// batch as a whole is refused, none are.
     pub fn ingest(&mut self, stream_name: &str, batch: &[u8]) -> Result<IngestReport> {
-        let (stream, entries) = frame_batch(stream_name, batch, &self.limits)?;
+        self.ingest_source(&Source::stream(stream_name)?, EntryForm::Contract, batch)
+    }
+
+    /// `ingest` for any source, its entries read as `form`.
+    pub fn ingest_source(
+        &mut self,
+        source: &Source,
+        form: EntryForm,
+        batch: &[u8],
+    ) -> Result<IngestReport> {
+        let entries = frame_batch(batch, &self.limits)?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
-        match stream {
+        match source.stream {
             Stream::Edge => {
                 let mut staged = Vec::with_capacity(entries.len());
                 for (index, entry) in entries.iter().enumerate() {
-                    match entry.text.clone().and_then(ingest::read_edge) {
+                    match entry
+                        .text
+                        .clone()
+                        .and_then(|raw| ingest::read_edge(raw, &form, index))
+                    {
                         Ok(edge) => staged.push(edge),
                         Err(reason) => report.reject(index, entry.reason(reason)),
                     }
@@ -277,7 +363,7 @@ impl LogEndpoints {
                     match entry
                         .text
                         .clone()
-                        .and_then(|raw| ingest::read_function(raw, &mut rows))
+                        .and_then(|raw| ingest::read_function(raw, &form, index, &mut rows))
                     {
                         Ok(()) => report.accepted += 1,
                         Err(reason) => {
@@ -289,14 +375,31 @@ impl LogEndpoints {
                 self.append_invocations(&rows)?;
                 report.newest_timestamp = rows.iter().map(|r| r.timestamp).max();
             }
+            Stream::Other => {
+                let mut staged = Vec::with_capacity(entries.len());
+                for (index, entry) in entries.iter().enumerate() {
+                    match entry
+                        .text
+                        .clone()
+                        .and_then(|raw| ingest::read_other(raw, &source.name, &form, index))
+                    {
+                        Ok(other) => staged.push(other),
+                        Err(reason) => report.reject(index, entry.reason(reason)),
+                    }
+                }
+                self.append_others(&staged)?;
+                report.accepted = staged.len();
+                report.newest_timestamp = staged.iter().map(|e| e.timestamp).max();
+            }
         }
         Ok(report)
     }
 
-    /// Appends edge entries whole, or, past the budget, none (413 `store_full`).
+    /// Appends edge entries whole, or, past the budget, none (503 `store_full`).
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
         self.check_budget(|names| {
-            self.store.edge.heap_bytes_after(staged, names) + self.store.functions.heap_bytes()
+            self.store.heap_bytes() - self.store.edge.heap_bytes()
+                + self.store.edge.heap_bytes_after(staged, names)
         })?;
         if !self.store.edge.fits(staged) {
             return Err(Error::BatchTooLarge {
@@ -307,12 +410,28 @@ impl LogEndpoints {
         Ok(())
     }
 
-    /// Appends function rows whole, or, past the budget, none (413 `store_full`).
+    /// Appends function rows whole, or, past the budget, none (503 `store_full`).
     fn append_invocations(&mut self, rows: &[StagedInvocation]) -> Result<()> {
         self.check_budget(|names| {
-            self.store.edge.heap_bytes() + self.store.functions.heap_bytes_after(rows, names)
+            self.store.heap_bytes() - self.store.functions.heap_bytes()
+                + self.store.functions.heap_bytes_after(rows, names)
         })?;
         self.store.functions.append(rows);
+        Ok(())
+    }
+
+    /// Appends other sources' entries whole, or, past the budget, none (503 `store_full`).
+    fn append_others(&mut self, entries: &[StagedOther]) -> Result<()> {
+        self.check_budget(|names| {
+            self.store.heap_bytes() - self.store.other.heap_bytes()
+                + self.store.other.heap_bytes_after(entries, names)
+        })?;
+        if !self.store.other.fits(entries) {
+            return Err(Error::BatchTooLarge {
+                reason: "the other sources' store cannot address more text (4 GiB)".into(),
+            });
+        }
+        self.store.other.append(entries);
         Ok(())
     }
 
@@ -514,6 +633,7 @@ impl LogEndpoints {
         StoreStats {
             edge_entries: self.store.edge.len(),
             function_rows: self.store.functions.len(),
+            other_sources: self.store.other.entries_by_source(),
             store_bytes: self.store.heap_bytes(),
             cached_results: self.cache.len(),
         }

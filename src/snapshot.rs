@@ -5,8 +5,9 @@
 //! is an `invalid_snapshot` error, never a panic or a half-built store.
 //!
 //! Layout (little-endian): magic `LGENDSNP`, version `u32`, payload length
-//! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table
-//! then the function table, each column as a count and its values, each text
+//! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table,
+//! the function table, then the other sources' table (since version 3;
+//! version 2 has none and is still read), each column as a count and its values, each text
 //! as a length and its UTF-8. Each project's rows are rebuilt (a pass over a
 //! column); the URL trigram filters are stored (rebuilding them hashes every URL).
 //!
@@ -17,11 +18,13 @@
 use crate::error::{Error, Result};
 use crate::store::codec::{Fixed, Reader, Writer};
 use crate::store::{
-    Arena, EdgeTable, FunctionTable, Interner, ProjectRows, Store, Sym, UrlTrigrams,
+    Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlTrigrams,
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
+/// The version before the other sources' table, read as a store without it.
+const VERSION_WITHOUT_OTHER: u32 = 2;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -78,9 +81,17 @@ pub fn write(store: &Store) -> Vec<u8> {
     functions.write_columns(&mut w);
     write_interner(&mut w, &functions.projects);
     write_interner(&mut w, &functions.functions);
+    write_other(&mut w, &store.other);
 
     seal_in_place(&mut w.out);
     w.out
+}
+
+fn write_other(w: &mut Writer, other: &OtherTable) {
+    other.write_columns(w);
+    w.texts(other.text.chunks());
+    write_interner(w, &other.sources);
+    write_interner(w, &other.projects);
 }
 
 fn write_interner(w: &mut Writer, names: &Interner) {
@@ -112,7 +123,7 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     let (version, rest) = rest.split_at(4);
     let (length, sum) = rest.split_at(8);
     let version = u32::take(version).unwrap_or(0);
-    if version != VERSION {
+    if version != VERSION && version != VERSION_WITHOUT_OTHER {
         return Err(invalid(format!(
             "snapshot version {version}; this build reads version {VERSION}"
         )));
@@ -141,14 +152,27 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     let mut functions = FunctionTable::read_columns(&mut r)?;
     functions.projects = read_interner(&mut r, "function project names")?;
     functions.functions = read_interner(&mut r, "function names")?;
+    let mut other = OtherTable::default();
+    if version != VERSION_WITHOUT_OTHER {
+        other = OtherTable::read_columns(&mut r)?;
+        other.text = Arena::from_chunks(r.texts("other sources' text")?)
+            .ok_or_else(|| invalid("other sources' text has more chunks than spans address"))?;
+        other.sources = read_interner(&mut r, "source names")?;
+        other.projects = read_interner(&mut r, "other sources' project names")?;
+    }
     if !r.rest.is_empty() {
         return Err(invalid("bytes follow the last table"));
     }
     check_edge(&edge)?;
     check_functions(&functions)?;
+    check_other(&other)?;
     edge.by_project = ProjectRows::from_column(&edge.project);
     functions.by_project = ProjectRows::from_column(&functions.project);
-    Ok(Store { edge, functions })
+    Ok(Store {
+        edge,
+        functions,
+        other,
+    })
 }
 
 /// What the columns' declarations check (lengths, names and text in
@@ -182,6 +206,20 @@ fn check_functions(t: &FunctionTable) -> Result<()> {
     Ok(())
 }
 
+fn check_other(t: &OtherTable) -> Result<()> {
+    t.check_columns()
+        .map_err(|e| invalid(format!("other sources' table: {e}")))?;
+    if !t.timestamp.is_sorted() {
+        return Err(invalid("other sources' entries out of time order"));
+    }
+    if t.source.contains(&crate::store::NONE) || t.id.iter().chain(&t.entry).any(|s| s.is_null()) {
+        return Err(invalid(
+            "an other source's entry lacks its source, id or text",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +236,13 @@ mod tests {
         svc.ingest("edge_logs", edge.as_bytes()).unwrap();
         svc.ingest("function_edge_logs", function.as_bytes())
             .unwrap();
+        let other = r#"[{"event_message":"login","metadata":{"level":"info"}}]"#;
+        let source = crate::ingest::Source::logflare("gotrue.logs.prod", "source_name").unwrap();
+        let form = crate::ingest::EntryForm::Logflare {
+            received: 1795177796000000,
+            seed: 7,
+        };
+        svc.ingest_source(&source, form, other.as_bytes()).unwrap();
         svc
     }
 
@@ -224,10 +269,26 @@ mod tests {
         }
         assert!(read(b"{\"id\":1}").is_err());
         let mut newer = bytes.clone();
-        newer[8] = 3;
+        newer[8] = 4;
         assert!(read(&newer)
             .err()
-            .is_some_and(|e| e.to_string().contains("version 3")));
+            .is_some_and(|e| e.to_string().contains("version 4")));
+    }
+
+    #[test]
+    fn version_2_reads_as_a_store_without_other_sources() {
+        let mut store = read(&service_with_logs().snapshot()).unwrap();
+        assert_eq!(store.other.len(), 1);
+        store.other = OtherTable::default();
+        // Version 2's payload is version 3's without the other sources' table.
+        let mut empty_other = Writer { out: Vec::new() };
+        write_other(&mut empty_other, &store.other);
+        let bytes = write(&store);
+        let mut v2 = seal(&bytes[HEADER_BYTES..bytes.len() - empty_other.out.len()]);
+        v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let restored = read(&v2).unwrap();
+        assert_eq!((restored.edge.len(), restored.other.len()), (1, 0));
+        assert!(read(&seal(&bytes[HEADER_BYTES..])).is_ok());
     }
 
     #[test]

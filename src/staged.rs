@@ -1,6 +1,7 @@
 //! Staged rows as bytes: what a batch's entries become once read (an edge
-//! entry, a function invocation row), written once where the batch is read
-//! (the front of the sharded deployment) and appended where it is stored (a
+//! entry, a function invocation row, an entry of another source), written
+//! once where the batch is read (the front of the sharded deployment, or the
+//! one object) and appended where it is stored (a
 //! shard), so that no entry is parsed twice. Rows follow one another, so two
 //! runs of rows joined are one run. Strings are decoded back in place
 //! (borrowed from the bytes), every one checked as UTF-8.
@@ -13,7 +14,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
-use crate::ingest::{StagedEdge, StagedInvocation, StagedRequest};
+use crate::ingest::{StagedEdge, StagedInvocation, StagedOther, StagedRequest};
 
 const NONE: u32 = u32::MAX;
 
@@ -56,6 +57,15 @@ pub fn write_invocation(out: &mut Vec<u8>, row: &StagedInvocation) {
     out.extend_from_slice(&row.execution_time_ms.unwrap_or(0.0).to_le_bytes());
     out.push(u8::from(row.status_code.is_some()));
     out.extend_from_slice(&row.status_code.unwrap_or(0).to_le_bytes());
+}
+
+/// Appends one entry of another source.
+pub fn write_other(out: &mut Vec<u8>, entry: &StagedOther) {
+    out.extend_from_slice(&entry.timestamp.to_le_bytes());
+    put_str(out, Some(&entry.id));
+    put_str(out, Some(entry.source));
+    put_str(out, entry.project.as_deref());
+    put_str(out, Some(entry.entry));
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -145,6 +155,30 @@ pub fn read_invocations(bytes: &[u8], count: usize) -> Result<Vec<StagedInvocati
             function_id,
             execution_time_ms: has_time.then_some(time),
             status_code: has_status.then_some(status),
+        });
+    }
+    if !r.0.is_empty() {
+        return Err(unreadable());
+    }
+    Ok(rows)
+}
+
+/// `count` entries of other sources, read in place.
+pub fn read_others(bytes: &[u8], count: usize) -> Result<Vec<StagedOther<'_>>> {
+    let mut r = Reader(bytes);
+    let mut rows = Vec::with_capacity(count.min(bytes.len() / 24));
+    for _ in 0..count {
+        let timestamp = r.i64()?;
+        let id = r.str()?.ok_or_else(unreadable)?;
+        let source = r.str()?.ok_or_else(unreadable)?;
+        let project = r.str()?;
+        let entry = r.str()?.ok_or_else(unreadable)?;
+        rows.push(StagedOther {
+            timestamp,
+            id: Cow::Borrowed(id),
+            source,
+            project: project.map(Cow::Borrowed),
+            entry,
         });
     }
     if !r.0.is_empty() {
@@ -246,5 +280,20 @@ mod tests {
             ),
             (Some(2.5), None, Some("f"))
         );
+        let other = StagedOther {
+            timestamp: 3,
+            id: Cow::Borrowed("o"),
+            source: "gotrue.logs.prod",
+            project: None,
+            entry: "{\"msg\":\"ok\"}",
+        };
+        let mut bytes = Vec::new();
+        write_other(&mut bytes, &other);
+        let back = read_others(&bytes, 1).unwrap();
+        assert_eq!(
+            (back[0].source, back[0].entry, back[0].project.is_none()),
+            ("gotrue.logs.prod", "{\"msg\":\"ok\"}", true)
+        );
+        assert!(read_others(&bytes[..bytes.len() - 1], 1).is_err());
     }
 }

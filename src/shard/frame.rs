@@ -75,6 +75,7 @@ impl<'a> In<'a> {
         match self.u8("a stream")? {
             0 => Ok(Stream::Edge),
             1 => Ok(Stream::Function),
+            2 => Ok(Stream::Other),
             _ => Err(unreadable("a stream")),
         }
     }
@@ -89,6 +90,7 @@ fn stream_byte(stream: Stream) -> u8 {
     match stream {
         Stream::Edge => 0,
         Stream::Function => 1,
+        Stream::Other => 2,
     }
 }
 

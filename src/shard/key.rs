@@ -1,6 +1,6 @@
 //! A batch's key: what makes a resent batch the same batch. Either the
-//! client's `Idempotency-Key`, or the batch's stream and decoded bytes (as
-//! ClickHouse deduplicates inserted blocks by their hash). The key picks the
+//! client's `Idempotency-Key` (for the same source), or the batch's source
+//! and decoded bytes (as ClickHouse deduplicates inserted blocks by their hash). The key picks the
 //! ingest partition, so every copy of a batch meets the partition that
 //! remembers the first.
 
@@ -19,23 +19,27 @@ pub struct BatchKey {
 }
 
 impl BatchKey {
-    /// The key of `batch` sent to `stream` (the caller passes one name per
-    /// stream, so an alias makes the same key), or of the client's idempotency key.
-    pub fn of(stream: &str, batch: &[u8], idempotency_key: Option<&str>) -> BatchKey {
+    /// The key of `batch` sent to `source` (the caller passes one name per
+    /// stream, so an alias makes the same key), or of the client's
+    /// idempotency key for that source.
+    pub fn of(source: &str, batch: &[u8], idempotency_key: Option<&str>) -> BatchKey {
         let hash = match idempotency_key.filter(|k| !k.is_empty()) {
-            Some(key) => xxh3_128(format!("idempotency-key\0{key}").as_bytes()),
-            None => {
-                let mut hasher = Xxh3::new();
-                hasher.update(stream.as_bytes());
-                hasher.update(&[0]);
-                hasher.update(batch);
-                hasher.digest128()
-            }
+            Some(key) => xxh3_128(format!("idempotency-key\0{source}\0{key}").as_bytes()),
+            None => BatchKey::content_hash(source, batch),
         };
         BatchKey {
             key: format!("{hash:032x}"),
             partition: ingest_name((hash % u128::from(INGEST_PARTITIONS)) as u32),
         }
+    }
+
+    /// The hash of a batch's source and decoded bytes.
+    pub fn content_hash(source: &str, batch: &[u8]) -> u128 {
+        let mut hasher = Xxh3::new();
+        hasher.update(source.as_bytes());
+        hasher.update(&[0]);
+        hasher.update(batch);
+        hasher.digest128()
     }
 }
 
@@ -51,6 +55,10 @@ mod tests {
         assert_ne!(a.key, BatchKey::of("function_edge_logs", b"[1]", None).key);
         let keyed = BatchKey::of("edge_logs", b"[1]", Some("k-1"));
         assert_eq!(keyed, BatchKey::of("edge_logs", b"[2]", Some("k-1")));
+        assert_ne!(
+            keyed.key,
+            BatchKey::of("postgres.logs", b"[1]", Some("k-1")).key
+        );
         assert_eq!(a.key.len(), 32);
     }
 }

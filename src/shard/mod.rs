@@ -41,7 +41,7 @@ use crate::reach::{Merge, Projects, Reach};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
 pub use directory::{Added, ShardDirectory};
-pub use frame::Delivery;
+pub use frame::{read_record, Delivery};
 pub use key::BatchKey;
 pub use merge::merge_answers;
 pub use query::{Gather, ShardQuery};

@@ -47,12 +47,15 @@ pub struct ShardDelivery {
     pub bytes: Vec<u8>,
 }
 
-/// Whether a shard's refusal of a delivery is final (a 4xx: its entries are
-/// over what the shard can hold, and a retry would be refused the same), so
-/// the round records it and goes on; anything else (a 5xx, no answer) is
-/// retried, and the shard recognises a delivery it already applied.
-pub fn refusal_is_final(status: u16) -> bool {
+/// Whether a shard's refusal of a delivery (its status and error body) is
+/// final, so the round records it and goes on: a 4xx (bytes that do not
+/// read, which a retry cannot change) or `store_full` (the shard's days hold
+/// its whole budget: waiting for room would hold back every later round of
+/// the partition). Anything else (a 5xx, no answer) is retried, and the
+/// shard recognises a delivery it already applied.
+pub fn refusal_is_final(status: u16, body: &str) -> bool {
     (400..500).contains(&status)
+        || crate::error::ErrorReport::from_answer(status, body).code == "store_full"
 }
 
 pub struct Round {

@@ -6,6 +6,8 @@
 //! - a function entry by each `metadata[].project_ref` it holds (an entry that
 //!   names projects of two groups goes to both shards, and each store's
 //!   queries count only their project's rows) and its timestamp's day;
+//! - an entry of another source by its top-level `project` and its day (the
+//!   directory learns nothing of it: no endpoint reads it);
 //! - an entry with no project, by the group of the key `none`.
 //!
 //! Each shard's share also says, per project, which URL trigrams its entries'
@@ -21,7 +23,7 @@ use serde::Serialize;
 use super::frame::RecordWriter;
 use super::{day_of, group_of, project_key, shard_name};
 use crate::error::Result;
-use crate::ingest::{self, frame_batch, IngestReport, Stream};
+use crate::ingest::{self, frame_batch, EntryForm, IngestReport, Source, Stream};
 use crate::limits::Limits;
 use crate::staged;
 use crate::store::TrigramFilter;
@@ -92,10 +94,16 @@ struct Grouping<'a> {
 }
 
 impl<'a> Split<'a> {
-    /// Splits a batch of `stream_name` by shard, under `limits` (as one
-    /// store's ingest would check them).
-    pub fn of(stream_name: &str, batch: &'a [u8], limits: &Limits) -> Result<Split<'a>> {
-        let (stream, entries) = frame_batch(stream_name, batch, limits)?;
+    /// Splits a batch of `source` whose entries read as `form` by shard,
+    /// under `limits` (as one store's ingest would check them).
+    pub fn of(
+        source: &'a Source,
+        form: EntryForm,
+        batch: &'a [u8],
+        limits: &Limits,
+    ) -> Result<Split<'a>> {
+        let stream = source.stream;
+        let entries = frame_batch(batch, limits)?;
         let mut split = Split {
             stream,
             shares: Vec::new(),
@@ -112,7 +120,7 @@ impl<'a> Split<'a> {
                 }
             };
             let read = match stream {
-                Stream::Edge => ingest::read_edge(text).map(|edge| {
+                Stream::Edge => ingest::read_edge(text, &form, index).map(|edge| {
                     let share = split.share(&mut grouping, &edge.project, edge.timestamp);
                     split.push(share, text);
                     if let Some(share) = split.shares.get_mut(share) {
@@ -127,7 +135,7 @@ impl<'a> Split<'a> {
                 }),
                 Stream::Function => {
                     rows.clear();
-                    ingest::read_function(text, &mut rows).map(|()| {
+                    ingest::read_function(text, &form, index, &mut rows).map(|()| {
                         let mut taken: Vec<usize> = Vec::new();
                         for row in rows.drain(..) {
                             let share = split.share(&mut grouping, &row.project_ref, row.timestamp);
@@ -142,6 +150,16 @@ impl<'a> Split<'a> {
                                 share.row_count += 1;
                             }
                             split.project(&mut grouping, share, row.project_ref);
+                        }
+                    })
+                }
+                Stream::Other => {
+                    ingest::read_other(text, &source.name, &form, index).map(|entry| {
+                        let share = split.share(&mut grouping, &entry.project, entry.timestamp);
+                        split.push(share, text);
+                        if let Some(share) = split.shares.get_mut(share) {
+                            staged::write_other(&mut share.rows, &entry);
+                            share.row_count += 1;
                         }
                     })
                 }
@@ -267,7 +285,8 @@ impl<'a> Split<'a> {
 
 /// Splits a batch of `stream_name` by shard, under `limits`: its parts, owned.
 pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Result<BatchSplit> {
-    let split = Split::of(stream_name, batch, limits)?;
+    let source = Source::stream(stream_name)?;
+    let split = Split::of(&source, EntryForm::Contract, batch, limits)?;
     Ok(BatchSplit {
         parts: split.parts(),
         report: split.report,

@@ -9,7 +9,7 @@
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
-use crate::ingest::{StagedEdge, StagedInvocation, StagedRequest};
+use crate::ingest::{StagedEdge, StagedInvocation, StagedOther, StagedRequest};
 use crate::timestamp::Micros;
 
 pub(crate) mod codec;
@@ -378,6 +378,25 @@ table! {
 
 pub const NO_STATUS: i32 = i32::MIN;
 
+table! {
+    /// Entries of other sources (no endpoint reads them yet): each kept as it
+    /// arrived, under its source, with its id, time and project.
+    pub struct OtherTable {
+        group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedOther) {
+            timestamp: Micros = entry.timestamp;
+            source: Sym [sources] = table.sources.intern(entry.source);
+            id: Span [text] = table.text.push(&entry.id);
+            project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
+            entry: Span [text] = table.text.push(entry.entry);
+        }
+        parts {
+            text: Arena,
+            sources: Interner,
+            projects: Interner,
+        }
+    }
+}
+
 /// Stable order of the rows by timestamp, or `None` when they are already sorted.
 fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Vec<u32>> {
     let boundary_sorted = first_new == 0
@@ -575,26 +594,96 @@ impl FunctionTable {
     }
 }
 
-/// Both streams' tables: what the endpoints read.
+impl OtherTable {
+    pub fn len(&self) -> usize {
+        self.timestamp.len()
+    }
+
+    fn texts<'e>(entries: &'e [StagedOther]) -> impl Iterator<Item = usize> + 'e {
+        entries.iter().flat_map(|e| [e.id.len(), e.entry.len()])
+    }
+
+    /// Whether `entries` can be addressed: text chunks are `u32`.
+    pub(crate) fn fits(&self, entries: &[StagedOther]) -> bool {
+        self.text.after(Self::texts(entries)).0 <= MAX_CHUNKS
+    }
+
+    /// What `heap_bytes` will be once `entries` are appended (an upper bound).
+    pub(crate) fn heap_bytes_after(&self, entries: &[StagedOther], names: NameCount) -> usize {
+        let interned: usize = entries
+            .iter()
+            .map(|e| {
+                self.sources.bytes_to_intern(Some(e.source), names)
+                    + self.projects.bytes_to_intern(e.project.as_deref(), names)
+            })
+            .sum();
+        let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
+        self.heap_bytes()
+            + sum_columns(self.entry_columns(), |c| c.growth_for(entries.len()))
+            + text_growth
+            + interned
+    }
+
+    /// Appends a whole batch (the caller has checked `fits`) and restores time order.
+    pub(crate) fn append(&mut self, entries: &[StagedOther]) {
+        let first_new = self.len();
+        for column in self.entry_columns_mut() {
+            column.reserve_for(entries.len());
+        }
+        for entry in entries {
+            Self::push_entry(self, entry);
+        }
+        reorder(
+            sort_order(&self.timestamp, first_new),
+            self.entry_columns_mut(),
+        );
+    }
+
+    /// How many entries each source has, by name.
+    pub fn entries_by_source(&self) -> std::collections::BTreeMap<String, usize> {
+        let mut counts = vec![0usize; self.sources.len()];
+        for &source in &self.source {
+            if let Some(count) = counts.get_mut(source as usize) {
+                *count += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .enumerate()
+            .filter(|&(_, count)| count > 0)
+            .map(|(id, count)| (self.sources.get(id as Sym).to_owned(), count))
+            .collect()
+    }
+
+    pub fn heap_bytes(&self) -> usize {
+        sum_columns(self.entry_columns(), |c| c.heap_bytes())
+            + self.text.heap_bytes()
+            + self.sources.heap_bytes()
+            + self.projects.heap_bytes()
+    }
+}
+
+/// Every table: the two streams the endpoints read, and the other sources.
 #[derive(Default)]
 pub struct Store {
     pub edge: EdgeTable,
     pub functions: FunctionTable,
+    pub other: OtherTable,
 }
 
 impl Store {
     pub fn heap_bytes(&self) -> usize {
-        self.edge.heap_bytes() + self.functions.heap_bytes()
+        self.edge.heap_bytes() + self.functions.heap_bytes() + self.other.heap_bytes()
     }
 
-    /// Newest timestamp held in either stream.
+    /// Newest timestamp held in either stream the endpoints read.
     pub fn newest_timestamp(&self) -> Option<Micros> {
         let edge = self.edge.timestamp.last().copied();
         let function = self.functions.timestamp.last().copied();
         edge.max(function)
     }
 
-    /// Oldest timestamp held in either stream.
+    /// Oldest timestamp held in either stream the endpoints read.
     pub fn oldest_timestamp(&self) -> Option<Micros> {
         let firsts = [
             self.edge.timestamp.first(),

@@ -18,6 +18,7 @@ mod bad_inputs;
 mod fixtures;
 mod invocation_stats;
 mod layers;
+mod logflare_ingest;
 mod logs_all;
 mod management_api;
 mod properties;

@@ -170,7 +170,7 @@ proptest! {
                 Ok(_) => { reference.ingest(stream, batch.as_bytes()).unwrap(); }
                 Err(e) => {
                     prop_assert_eq!(e.code(), "store_full");
-                    prop_assert_eq!(limited.stats(), before);
+                    prop_assert_eq!(limited.stats(), before.clone());
                 }
             }
             prop_assert!(limited.stats().store_bytes <= budget.max(before.store_bytes));

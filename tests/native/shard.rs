@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use log_endpoints::{
-    shard_name, ApiKey, Config, Delivery, Gather, KnownRegistrations, LogEndpoints, Params,
-    QueryAnswer, Round, ShardDirectory,
+    shard_name, ApiKey, Config, Delivery, EntryForm, Gather, KnownRegistrations, LogEndpoints,
+    Params, QueryAnswer, Round, ShardDirectory, Source,
 };
 use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry};
 use proptest::prelude::*;
@@ -223,7 +223,10 @@ proptest! {
         for stream in ["edge_logs", "function_edge_logs"] {
             let text = batch(&all, stream);
             let report = whole.ingest(stream, text.as_bytes()).unwrap();
-            let prepared = front.prepare_ingest(stream, text.as_bytes(), None).unwrap();
+            let source = Source::stream(stream).unwrap();
+            let prepared = front
+                .prepare_ingest(&source, EntryForm::Contract, text.as_bytes(), None)
+                .unwrap();
             prop_assert_eq!(&prepared.report.rejected, &report.rejected);
             kept.entry(prepared.key.partition).or_default().push(prepared.record);
         }
@@ -245,8 +248,9 @@ proptest! {
 fn a_round_sent_again_is_the_same_round() {
     let front = service();
     let text = r#"{"id":"a","timestamp":1,"project":"p1"}"#;
+    let source = Source::stream("edge_logs").unwrap();
     let prepared = front
-        .prepare_ingest("edge_logs", text.as_bytes(), None)
+        .prepare_ingest(&source, EntryForm::Contract, text.as_bytes(), None)
         .unwrap();
     let deliveries = |n| {
         let mut round = Round::new("ingest/1", n);
@@ -255,5 +259,10 @@ fn a_round_sent_again_is_the_same_round() {
     };
     assert_eq!(deliveries(4), deliveries(4));
     assert_ne!(deliveries(4), deliveries(5));
-    assert!(log_endpoints::refusal_is_final(413) && !log_endpoints::refusal_is_final(503));
+    let full = r#"{"error":{"code":"store_full","message":"store full"}}"#;
+    let down = r#"{"error":{"code":"unavailable","message":"restarting"}}"#;
+    assert!(log_endpoints::refusal_is_final(413, "") && log_endpoints::refusal_is_final(503, full));
+    assert!(
+        !log_endpoints::refusal_is_final(503, down) && !log_endpoints::refusal_is_final(500, "")
+    );
 }

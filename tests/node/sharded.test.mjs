@@ -339,8 +339,8 @@ test("batches acknowledged and not yet distributed when the runtime stops are di
 
 test("a delivery a shard receives twice (the same partition and round) is applied once", async () => {
   const entries = Array.from({ length: 12 }, (_, i) => ({ id: `dup-delivery-${i}`, timestamp: NOW * 1000 - i * 1000, project: "delivered-twice" }));
-  const service = new LogEndpoints({ apiKeys: [QUERY_KEY], now: NOW });
-  const prepared = service.prepareIngest("edge_logs", ndjson(entries));
+  const service = new LogEndpoints({ apiKeys: [QUERY_KEY], ingestKeys: [INGEST_KEY], now: NOW });
+  const prepared = service.prepareIngest({ method: "POST", path: "/api/logs/edge_logs", apiKey: INGEST_KEY }, ndjson(entries));
   const round = LogEndpoints.coalesce("ingest/test", 1, [prepared.record]);
   const registrations = round.registrations(new KnownRegistrations());
   const { deliveries } = round;

@@ -74,11 +74,12 @@ export class Front {
       return withCors(errorResponse(e));
     }
     const { service, settings } = engine;
+    if (target.kind === "health") return withCors(respond(LogEndpoints.health()));
     if (!settings.sharding) return withCors(await shardStub(env, SINGLE_SHARD).fetch(request));
     const nowMs = this.requestNowMs(request);
     if (nowMs !== null) service.setNow(nowMs);
     try {
-      if (target.kind === "ingest") return withCors(await this.ingest(request, url, target.stream, env, service, settings));
+      if (target.kind === "ingest") return withCors(await this.ingest(request, url, env, service, settings));
       return withCors(await this.query(request, url, env, service));
     } catch (e) {
       if (e instanceof ObjectError) return withCors(e.response);
@@ -97,13 +98,13 @@ export class Front {
    * is sent; then one durable write, at the ingest partition its key names,
    * which remembers the key: a batch sent again is acknowledged, not kept twice.
    */
-  async ingest(request, url, stream, env, service, settings) {
-    service.authorizeRequest(requestParts(request, url));
+  async ingest(request, url, env, service, settings) {
+    const parts = requestParts(request, url);
+    service.authorizeRequest(parts); // the key before the body is read
     const body = await readBody(request, settings.maxBodyBytes);
-    const prepared = service.prepareIngest(stream, body, request.headers.get("Idempotency-Key"));
+    const prepared = service.prepareIngest(parts, body);
     const { key, partition } = prepared.key;
-    if (prepared.shards === 0) return respond(LogEndpoints.ingestAnswer(prepared.report));
-    const answer = LogEndpoints.ingestAnswer(prepared.report, [partition]);
+    if (prepared.shards === 0) return respond(prepared.answer);
     const res = await ingestStub(env, partition).fetch("https://ingest.internal/keep", {
       method: "POST",
       body: prepared.record,
@@ -111,7 +112,8 @@ export class Front {
     });
     if (!res.ok) throw new ObjectError(res);
     const { duplicate } = await res.json();
-    const response = respond(answer);
+    const response = respond(prepared.answer);
+    response.headers.set("X-Objects", partition);
     if (duplicate) response.headers.set("X-Duplicate", "true");
     return response;
   }

@@ -5,7 +5,7 @@ import { bodyDecoding, bodyTooLarge, isServiceError, unavailable, unreadableBody
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding, Idempotency-Key",
+  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding, Idempotency-Key, X-Source",
   "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning, X-Shards, X-Objects, X-Duplicate, Retry-After",
   "Access-Control-Max-Age": "86400",
 };
@@ -35,7 +35,7 @@ export function errorResponse(error, context) {
   return respond(e);
 }
 
-/** What the core reads of a request (`HttpRequest`): the key headers, the query string, a POST body. */
+/** What the core reads of a request (`HttpRequest`): the key headers, the query string, an ingest's source and idempotency headers, a POST body. */
 export function requestParts(request, url, body) {
   return {
     method: request.method,
@@ -43,6 +43,8 @@ export function requestParts(request, url, body) {
     query: url.search,
     apiKey: request.headers.get("X-API-KEY"),
     authorization: request.headers.get("Authorization"),
+    source: request.headers.get("X-Source"),
+    idempotencyKey: request.headers.get("Idempotency-Key"),
     body: body === undefined ? undefined : new TextDecoder().decode(body),
   };
 }

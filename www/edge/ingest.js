@@ -166,7 +166,7 @@ export class IngestObject {
       }
       const body = await res.text();
       if (res.ok) return true;
-      if (!LogEndpoints.refusalIsFinal(res.status)) {
+      if (!LogEndpoints.refusalIsFinal(res.status, body)) {
         console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); retrying`);
         return false;
       }

@@ -12,6 +12,8 @@ import { SeenBatches } from "./seen.js";
 
 /** The `stream` of a stored delivery (its sections name their streams). */
 const DELIVERY = "delivery";
+/** The `stream` of a stored record: a batch sent here directly, as the core prepared it. */
+const RECORD = "record";
 /** A shard's alarm: snapshot, cache warming and retention, as often as the cache warms. */
 const MAINTAIN_EVERY_MS = 300_000;
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
@@ -99,7 +101,8 @@ export class ShardObject {
       try {
         const body = readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
         if (batch.stream === DELIVERY) this.service.ingestDelivery(body);
-        else this.service.ingest(batch.stream, body);
+        else if (batch.stream === RECORD) this.service.ingestRecord(body);
+        else this.service.ingest(batch.stream, body); // stored before records were
       } catch (e) {
         // One unreadable stored batch must not keep the object from starting.
         this.failedBatches++;
@@ -152,7 +155,7 @@ export class ShardObject {
       if (url.pathname === MAINTAIN_PATH) return await this.maintain(request);
       if (url.pathname === DELIVER_PATH) return await this.deliver(request);
       const target = LogEndpoints.route(url.pathname, request.method);
-      if (target.kind === "ingest") return await this.ingest(request, url, target.stream);
+      if (target.kind === "ingest") return await this.ingest(request, url);
       return await this.query(request, url);
     } catch (e) {
       return this.failure(e);
@@ -168,16 +171,25 @@ export class ShardObject {
     return respond(this.service.answerRequest(requestParts(request, url, body)));
   }
 
-  /** A batch sent here directly (SHARDING=off): kept once, however often it is sent. */
-  async ingest(request, url, stream) {
+  /**
+   * A batch sent here directly (SHARDING=off): read and answered by the core,
+   * its record kept in memory and then in storage, once however often it is sent.
+   */
+  async ingest(request, url) {
+    const parts = requestParts(request, url);
     // The core decides: 401 for a missing or unknown key, 403 for a query key.
-    this.service.authorizeRequest(requestParts(request, url));
+    this.service.authorizeRequest(parts);
     const body = await readBody(request, this.settings.maxBodyBytes);
-    const { key } = LogEndpoints.batchKey(stream, body, request.headers.get("Idempotency-Key"));
+    const prepared = this.service.prepareIngest(parts, body);
+    const { key } = prepared.key;
     const duplicate = this.seen.has(key, Date.now());
-    const report = duplicate ? this.service.prepareIngest(stream, body).report : this.service.ingest(stream, body);
-    if (!duplicate && report.accepted > 0) await this.keep(stream, body, report.newestTimestamp, request, () => this.seen.add(key, Date.now()));
-    return respond(LogEndpoints.ingestAnswer(report));
+    if (!duplicate && prepared.shards > 0) {
+      const kept = this.service.ingestRecord(prepared.record); // all of it, or a throw and nothing
+      await this.keep(RECORD, prepared.record, kept.newestTimestamp, request, () => this.seen.add(key, Date.now()));
+    }
+    const response = respond(prepared.answer);
+    if (duplicate) response.headers.set("X-Duplicate", "true");
+    return response;
   }
 
   /** An ingest partition's delivery: applied once, then stored with its round. */
