@@ -114,6 +114,8 @@ export interface HttpRequest {
   authorization?: string | null;
   /** The `X-Source` header (Logflare's ingest API). */
   source?: string | null;
+  /** The `Content-Type` header (Logflare's ingest API reads a body sent as `application/json` as one JSON value). */
+  contentType?: string | null;
   /** The `Idempotency-Key` header. */
   idempotencyKey?: string | null;
   /** A POST body of parameters (a JSON object), as text. */
@@ -343,7 +345,7 @@ fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
     let request: HttpRequest = from_js(value, |e| {
         Error::InvalidConfig {
         reason: format!(
-            "{e} (expected {{ method, path, query?, apiKey?, authorization?, source?, idempotencyKey?, body? }})"
+            "{e} (expected {{ method, path, query?, apiKey?, authorization?, source?, contentType?, idempotencyKey?, body? }})"
         ),
     }
     })?;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{CacheStatus, QueryAnswer};
 use crate::error::{Error, Result};
-use crate::ingest::{EntryForm, IngestReport, Rejection, Source};
+use crate::ingest::{BatchForm, EntryForm, Framing, IngestReport, Rejection, Source};
 use crate::json::Fields;
 use crate::params::Params;
 use crate::routes::Route;
@@ -137,6 +137,8 @@ pub struct HttpRequest {
     pub authorization: Option<String>,
     /// The `X-Source` header (Logflare's ingest API).
     pub source: Option<String>,
+    /// The `Content-Type` header.
+    pub content_type: Option<String>,
     /// The `Idempotency-Key` header.
     pub idempotency_key: Option<String>,
     /// A POST body of parameters.
@@ -166,6 +168,7 @@ impl HttpRequest {
             Route::Ingest { stream } => Ok(IngestCall {
                 source: Source::stream(&stream)?,
                 logflare: false,
+                json_body: false,
                 idempotency_key,
             }),
             Route::LogflareIngest => {
@@ -178,9 +181,16 @@ impl HttpRequest {
                 let (parameter, name) = named.ok_or(Error::MissingParameter {
                     name: "source_name",
                 })?;
+                // As Logflare: a body sent as JSON is one JSON value (NDJSON is `application/x-ndjson`).
+                let json_body = self.content_type.as_deref().is_some_and(|t| {
+                    t.split(';')
+                        .next()
+                        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
+                });
                 Ok(IngestCall {
                     source: Source::logflare(&name, parameter)?,
                     logflare: true,
+                    json_body,
                     idempotency_key,
                 })
             }
@@ -207,21 +217,30 @@ pub struct IngestCall {
     /// Logflare's ingest API: entries normalised as Logflare does, and its
     /// answer's `message` (README, "Contract decisions").
     pub logflare: bool,
+    /// A body sent to Logflare's route as `application/json`: one JSON value.
+    pub json_body: bool,
     /// The client's `Idempotency-Key`, if it sent one.
     pub idempotency_key: Option<String>,
 }
 
 impl IngestCall {
-    /// How the batch's entries read, received at `now`; `seed` (the batch's
-    /// content hash) makes the ids generated for it the same every time it is sent.
-    pub fn form(&self, now: Micros, seed: u128) -> EntryForm {
-        if self.logflare {
-            EntryForm::Logflare {
-                received: now,
-                seed,
-            }
-        } else {
-            EntryForm::Contract
+    /// How the batch reads, received at `now`; `seed` (the batch's content
+    /// hash) makes the ids generated for it the same every time it is sent.
+    pub fn form(&self, now: Micros, seed: u128) -> BatchForm {
+        BatchForm {
+            framing: if self.json_body {
+                Framing::Json
+            } else {
+                Framing::Detect
+            },
+            entries: if self.logflare {
+                EntryForm::Logflare {
+                    received: now,
+                    seed,
+                }
+            } else {
+                EntryForm::Contract
+            },
         }
     }
 

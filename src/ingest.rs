@@ -105,6 +105,33 @@ impl Source {
     }
 }
 
+/// How a body frames its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// A JSON array, `{"batch": [...]}`, one object, or NDJSON, told apart by the body.
+    #[default]
+    Detect,
+    /// One JSON value (a body sent as `application/json`): an array,
+    /// `{"batch": [...]}` or one object; anything else is an unreadable body.
+    Json,
+}
+
+/// How a batch reads: its framing and its entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchForm {
+    pub framing: Framing,
+    pub entries: EntryForm,
+}
+
+impl From<EntryForm> for BatchForm {
+    fn from(entries: EntryForm) -> BatchForm {
+        BatchForm {
+            framing: Framing::Detect,
+            entries,
+        }
+    }
+}
+
 /// How a batch's entries read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryForm {
@@ -348,8 +375,8 @@ impl Framed<'_> {
 
 /// Batch framing: the raw JSON text of each entry, in order. A batch is a
 /// JSON array of entries, an object whose one field `batch` is that array
-/// (Logflare's form), a single entry object, or NDJSON.
-pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
+/// (Logflare's form), a single entry object, or (`Framing::Detect`) NDJSON.
+pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed<'_>>> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
         reason: format!("not valid UTF-8 ({e})"),
     })?;
@@ -371,6 +398,16 @@ pub(crate) fn split_entries(bytes: &[u8]) -> Result<Vec<Framed<'_>>> {
                 }]),
             };
         }
+    }
+    if framing == Framing::Json {
+        let detail = serde_json::from_str::<de::IgnoredAny>(trimmed)
+            .err()
+            .map_or_else(|| "not an array or an object".to_owned(), |e| e.to_string());
+        return Err(Error::UnreadableBatch {
+            reason: format!(
+                "the body is not JSON ({detail}); it was sent as application/json (send NDJSON as application/x-ndjson)"
+            ),
+        });
     }
     // NDJSON: one entry per non-blank line; a line that is not JSON is rejected on its own.
     Ok(text
@@ -421,7 +458,11 @@ fn batch_field(object: &str) -> Option<&str> {
 
 /// A batch's entries as framed, once the batch as a whole passes the limits
 /// (size, entry count): what ingesting and splitting by shard share.
-pub(crate) fn frame_batch<'a>(batch: &'a [u8], limits: &Limits) -> Result<Vec<Framed<'a>>> {
+pub(crate) fn frame_batch<'a>(
+    batch: &'a [u8],
+    framing: Framing,
+    limits: &Limits,
+) -> Result<Vec<Framed<'a>>> {
     let too_large = |what: String| Error::BatchTooLarge {
         reason: format!("{what}; split it into smaller batches"),
     };
@@ -432,7 +473,7 @@ pub(crate) fn frame_batch<'a>(batch: &'a [u8], limits: &Limits) -> Result<Vec<Fr
             limits.max_batch_bytes
         )));
     }
-    let entries = split_entries(batch)?;
+    let entries = split_entries(batch, framing)?;
     if entries.len() > limits.max_batch_entries {
         return Err(too_large(format!(
             "{} entries, more than the limit of {}",
@@ -867,9 +908,11 @@ mod tests {
 
     #[test]
     fn frames_arrays_and_ndjson() {
-        let array = split_entries(br#" [{"a":1}, 2, {"b":[1,2]}] "#).unwrap_or_default();
+        let array =
+            split_entries(br#" [{"a":1}, 2, {"b":[1,2]}] "#, Framing::Detect).unwrap_or_default();
         assert_eq!(array.len(), 3);
-        let nd = split_entries(b"{\"a\":1}\n\n{oops\n{\"c\":3}\n").unwrap_or_default();
+        let nd =
+            split_entries(b"{\"a\":1}\n\n{oops\n{\"c\":3}\n", Framing::Detect).unwrap_or_default();
         assert_eq!(nd.len(), 3);
         assert_eq!(nd[1].line, Some(3));
         let reason = nd[1]
@@ -879,9 +922,12 @@ mod tests {
             .err();
         let reason = reason.map(|r| nd[1].reason(r).to_string());
         assert!(reason.is_some_and(|r| r.starts_with("line 3: not valid JSON")));
-        assert!(split_entries(b"[1, 2").is_err());
-        assert!(split_entries(&[0xff, 0xfe]).is_err());
-        assert_eq!(split_entries(b"  \n ").map(|v| v.len()), Ok(0));
+        assert!(split_entries(b"[1, 2", Framing::Detect).is_err());
+        assert!(split_entries(&[0xff, 0xfe], Framing::Detect).is_err());
+        assert_eq!(
+            split_entries(b"  \n ", Framing::Detect).map(|v| v.len()),
+            Ok(0)
+        );
     }
 
     #[test]
@@ -896,7 +942,7 @@ mod tests {
         let in_string = format!("{{\"m\":\"\\\"{}\"}}", "[".repeat(500));
         assert!(!nests_deeper_than(&in_string, MAX_JSON_DEPTH));
         let batch = format!("{}\n{{\"id\":\"b\",\"timestamp\":1}}\n", deep(1_000_000));
-        let entries = split_entries(batch.as_bytes()).unwrap_or_default();
+        let entries = split_entries(batch.as_bytes(), Framing::Detect).unwrap_or_default();
         assert!(entries[0]
             .text
             .as_ref()

@@ -57,7 +57,9 @@ pub use http::{
     body_decoding, body_too_large, post_params, presented_key, HttpAnswer, HttpRequest, IngestCall,
     MAX_PARAMS_BODY_BYTES,
 };
-pub use ingest::{EntryForm, IngestReport, RejectReason, Rejection, Source, Stream};
+pub use ingest::{
+    BatchForm, EntryForm, Framing, IngestReport, RejectReason, Rejection, Source, Stream,
+};
 pub use limits::{Limits, REGEX_SIZE_LIMIT};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use routes::Route;

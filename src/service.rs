@@ -12,8 +12,8 @@ use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, Endpo
 use crate::error::{Error, Result};
 use crate::http::{HttpAnswer, HttpRequest};
 use crate::ingest::{
-    self, frame_batch, EntryForm, IngestReport, Source, StagedEdge, StagedInvocation, StagedOther,
-    Stream,
+    self, frame_batch, BatchForm, EntryForm, IngestReport, Source, StagedEdge, StagedInvocation,
+    StagedOther, Stream,
 };
 use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
@@ -214,11 +214,11 @@ impl LogEndpoints {
     pub fn prepare_ingest(
         &self,
         source: &Source,
-        form: EntryForm,
+        form: impl Into<BatchForm>,
         batch: &[u8],
         idempotency_key: Option<&str>,
     ) -> Result<PreparedBatch> {
-        let split = Split::of(source, form, batch, &self.limits)?;
+        let split = Split::of(source, form.into(), batch, &self.limits)?;
         Ok(PreparedBatch {
             key: BatchKey::of(&source.name, batch, idempotency_key),
             record: split.record(),
@@ -330,14 +330,18 @@ impl LogEndpoints {
         self.ingest_source(&Source::stream(stream_name)?, EntryForm::Contract, batch)
     }
 
-    /// `ingest` for any source, its entries read as `form`.
+    /// `ingest` for any source, the batch read as `form`.
     pub fn ingest_source(
         &mut self,
         source: &Source,
-        form: EntryForm,
+        form: impl Into<BatchForm>,
         batch: &[u8],
     ) -> Result<IngestReport> {
-        let entries = frame_batch(batch, &self.limits)?;
+        let BatchForm {
+            framing,
+            entries: form,
+        } = form.into();
+        let entries = frame_batch(batch, framing, &self.limits)?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         match source.stream {
             Stream::Edge => {

@@ -23,7 +23,7 @@ use serde::Serialize;
 use super::frame::RecordWriter;
 use super::{day_of, group_of, project_key, shard_name};
 use crate::error::Result;
-use crate::ingest::{self, frame_batch, EntryForm, IngestReport, Source, Stream};
+use crate::ingest::{self, frame_batch, BatchForm, EntryForm, IngestReport, Source, Stream};
 use crate::limits::Limits;
 use crate::staged;
 use crate::store::TrigramFilter;
@@ -94,16 +94,20 @@ struct Grouping<'a> {
 }
 
 impl<'a> Split<'a> {
-    /// Splits a batch of `source` whose entries read as `form` by shard,
-    /// under `limits` (as one store's ingest would check them).
+    /// Splits a batch of `source` that reads as `form` by shard, under
+    /// `limits` (as one store's ingest would check them).
     pub fn of(
         source: &'a Source,
-        form: EntryForm,
+        form: BatchForm,
         batch: &'a [u8],
         limits: &Limits,
     ) -> Result<Split<'a>> {
         let stream = source.stream;
-        let entries = frame_batch(batch, limits)?;
+        let BatchForm {
+            framing,
+            entries: form,
+        } = form;
+        let entries = frame_batch(batch, framing, limits)?;
         let mut split = Split {
             stream,
             shares: Vec::new(),
@@ -286,7 +290,7 @@ impl<'a> Split<'a> {
 /// Splits a batch of `stream_name` by shard, under `limits`: its parts, owned.
 pub fn split_by_shard(stream_name: &str, batch: &[u8], limits: &Limits) -> Result<BatchSplit> {
     let source = Source::stream(stream_name)?;
-    let split = Split::of(&source, EntryForm::Contract, batch, limits)?;
+    let split = Split::of(&source, EntryForm::Contract.into(), batch, limits)?;
     Ok(BatchSplit {
         parts: split.parts(),
         report: split.report,

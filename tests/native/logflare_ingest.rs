@@ -282,6 +282,20 @@ fn answers_a_shipper_can_act_on() {
         (400, json!("unreadable_batch"))
     );
 
+    // As Vector sends it (`application/json`), a body that is not JSON is unreadable as a whole.
+    let mut as_json = to_gotrue.clone();
+    as_json.content_type = Some("application/json; charset=utf-8".into());
+    let refused = prepare(&as_json, "not json\n").unwrap_err();
+    assert_eq!(
+        (refused.status(), refused.code()),
+        (400, "unreadable_batch")
+    );
+    assert!(
+        refused.to_string().contains("the body is not JSON"),
+        "{refused}"
+    );
+    assert!(prepare(&as_json, "[{}]").is_ok());
+
     let code = |request: &HttpRequest, text: &str| {
         prepare(request, text)
             .map(|_| ())

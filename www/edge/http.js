@@ -44,6 +44,7 @@ export function requestParts(request, url, body) {
     apiKey: request.headers.get("X-API-KEY"),
     authorization: request.headers.get("Authorization"),
     source: request.headers.get("X-Source"),
+    contentType: request.headers.get("Content-Type"),
     idempotencyKey: request.headers.get("Idempotency-Key"),
     body: body === undefined ? undefined : new TextDecoder().decode(body),
   };
