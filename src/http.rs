@@ -215,7 +215,7 @@ impl HttpRequest {
 pub struct IngestCall {
     pub source: Source,
     /// Logflare's ingest API: entries normalised as Logflare does, and its
-    /// answer's `message` (README, "Contract decisions").
+    /// answer's `message` (docs/contract.md, "Logflare's ingest API").
     pub logflare: bool,
     /// A body sent to Logflare's route as `application/json`: one JSON value.
     pub json_body: bool,

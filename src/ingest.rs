@@ -138,8 +138,8 @@ pub enum EntryForm {
     /// As docs/contract.md, "Entries", says: an entry lacking `id` or a
     /// valid `timestamp` is refused.
     Contract,
-    /// As Logflare's ingest API normalises them (README, "Contract
-    /// decisions"): a missing `id` is generated from `seed` (the batch's
+    /// As Logflare's ingest API normalises them (docs/contract.md,
+    /// "Logflare's ingest API"): a missing `id` is generated from `seed` (the batch's
     /// content) and the entry's place, so a batch sent again gets the same
     /// ids; a missing timestamp is `received`; `message` is the event message.
     Logflare { received: Micros, seed: u128 },

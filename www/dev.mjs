@@ -101,6 +101,8 @@ for (const [name, query] of examples) {
 }
 console.log(`# send logs (JSON array or NDJSON, optionally gzip):`);
 console.log(`curl -s -X POST -H 'X-API-KEY: ${ingestKey}' --data-binary @edge.ndjson '${base}/api/logs/edge_logs'\n`);
+console.log(`# or as Logflare's ingest API (what self-hosted Supabase's Vector sends; any source name is kept):`);
+console.log(`curl -s -X POST -H 'x-api-key: ${ingestKey}' -H 'Content-Type: application/json' --data '[{"event_message":"hello","project":"default"}]' '${base}/api/logs?source_name=cloudflare.logs.prod'\n`);
 const page = await serveStatic(path.join(ROOT, "dist/page"), { port: Number(options["page-port"] ?? port + 1) });
 console.log(`# the browser page (analyse downloaded logs locally): ${page.url}\n`);
 console.log("Ctrl-C stops the worker and the page; the logs stay in the state folder.");

@@ -69,7 +69,9 @@ test("sql is ignored, with a warning; a missing project_tier is FREE; Studio's i
     assert.ok(JSON.parse(byPath.body).result.length > 0, interval);
   }
   assert.deepEqual(svc.query("functions.inv-stats", { project, interval: "1hr" }, "secret"), svc.query("functions.invocation-stats", { project, interval: "1hr" }, "secret"));
-  assert.equal(LogEndpoints.route("/api/logs/edge_logs").stream, "edge_logs");
+  assert.equal(LogEndpoints.route("/api/logs/edge_logs").kind, "ingest");
+  assert.deepEqual(LogEndpoints.route("/api/logs", "POST"), { kind: "ingest", methods: ["POST"] });
+  assert.deepEqual(LogEndpoints.route("/health"), { kind: "health", methods: ["GET"] });
   assert.throws(() => LogEndpoints.route("/nope"), (e) => e.status === 404 && e.code === "not_found");
 });
 

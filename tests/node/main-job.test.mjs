@@ -1,0 +1,103 @@
+// The main job (www/dev.mjs, what scripts/main.sh runs) as self-hosted
+// Supabase's `analytics` service: listening on every interface, state in a
+// folder of its own, keys and settings from the environment (SHARDING=off
+// here, to see a setting passed through), no sample logs once keys are set,
+// a health check, and a batch as Vector sends it queryable through it.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { networkInterfaces, tmpdir } from "node:os";
+import path from "node:path";
+import { ROOT } from "../../www/miniflare-options.mjs";
+
+const PUBLIC_TOKEN = "public-token";
+const PRIVATE_TOKEN = "private-token";
+
+/** Two free consecutive ports (the worker's, and the page's after it). */
+async function freePorts() {
+  for (;;) {
+    const port = await new Promise((resolve) => {
+      const server = createServer().listen(0, () => {
+        const { port } = server.address();
+        server.close(() => resolve(port));
+      });
+    });
+    const next = await new Promise((resolve) => {
+      const server = createServer()
+        .once("error", () => resolve(false))
+        .listen(port + 1, () => server.close(() => resolve(true)));
+    });
+    if (next) return port;
+  }
+}
+
+/** Waits for `condition` (async) to hold, every 100 ms, failing with `what` after `ms`. */
+async function waitFor(condition, what, ms = 60_000) {
+  const started = Date.now();
+  for (;;) {
+    const value = await condition().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() - started > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const state = mkdtempSync(path.join(tmpdir(), "log-endpoints-main-job-"));
+let job;
+after(() => {
+  job?.kill("SIGINT");
+  rmSync(state, { recursive: true, force: true });
+});
+
+test("the main job serves as the analytics container: --host 0.0.0.0, keys and settings from the environment, no samples", async () => {
+  const port = await freePorts();
+  let output = "";
+  job = spawn(process.execPath, ["www/dev.mjs", "--host", "0.0.0.0", "--port", String(port), "--state", state], {
+    cwd: ROOT,
+    env: { ...process.env, API_KEYS: PRIVATE_TOKEN, INGEST_KEYS: PUBLIC_TOKEN, SHARDING: "off" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  job.stdout.on("data", (d) => (output += d));
+  job.stderr.on("data", (d) => (output += d));
+  const exited = new Promise((resolve) => job.once("exit", (code) => resolve(code)));
+  await Promise.race([
+    waitFor(async () => output.includes("Ctrl-C stops"), "the main job to start (its output so far is in the failure)", 90_000).catch((e) => {
+      throw new Error(`${e.message}\n${output}`);
+    }),
+    exited.then((code) => {
+      throw new Error(`the main job exited with ${code}:\n${output}`);
+    }),
+  ]);
+  assert.match(output, /no sample logs loaded/);
+
+  // Reachable on an address other than loopback, where the machine has one.
+  const external = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
+  for (const host of ["127.0.0.1", ...(external ? [external] : [])]) {
+    const res = await fetch(`http://${host}:${port}/health`);
+    assert.deepEqual([res.status, await res.json()], [200, { status: "ok" }], host);
+  }
+
+  const base = `http://127.0.0.1:${port}`;
+  const batch = [{ appname: "supabase-kong", event_message: "GET /rest/v1/todos", metadata: { request: { method: "GET", path: "/rest/v1/todos" } }, project: "default", timestamp: new Date().toISOString() }];
+  const res = await fetch(`${base}/api/logs?source_name=cloudflare.logs.prod`, {
+    method: "POST",
+    headers: { "x-api-key": PUBLIC_TOKEN, "Content-Type": "application/json" },
+    body: JSON.stringify(batch),
+  });
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).message, "Logged!");
+  assert.equal(res.headers.get("X-Objects"), null, "SHARDING=off from the environment: no ingest partition");
+  const rows = await waitFor(async () => {
+    const answer = await fetch(`${base}/api/endpoints/query/logs.all?project=default&project_tier=ENTERPRISE`, { headers: { "x-api-key": PRIVATE_TOKEN } });
+    const { result } = await answer.json();
+    return result.length > 0 && result;
+  }, "the batch to be queryable");
+  assert.equal(rows[0].event_message, "GET /rest/v1/todos");
+  // The ingest token reads nothing.
+  const refused = await fetch(`${base}/api/endpoints/query/logs.all?project=default`, { headers: { "x-api-key": PUBLIC_TOKEN } });
+  assert.equal(refused.status, 401);
+});
