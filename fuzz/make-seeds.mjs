@@ -42,8 +42,18 @@ for (const [selector, text] of [
   [0, `{"id":"d","timestamp":1,"metadata":${"[".repeat(70)}${"]".repeat(70)}}`],
   [1, '[{"id":"e","timestamp":"2026-11-20T10:00:00+14:00","metadata":{"response":{"status_code":404.0}}}]'],
   [0, "\ufeff[1, \"x\", null, {}]"],
+  // Logflare's ingest API (selector bit 1): Kong's events without ids, a batch object, another source, NDJSON as JSON.
+  [0x02, '[{"appname":"supabase-kong","event_message":"GET /rest/v1/x","metadata":{"request":{"path":"/rest/v1/x"}},"project":"default","timestamp":"2026-11-20T10:00:00Z"}]'],
+  [0x46, '{"batch":[{"message":"hi","metadata":{"project_ref":"default"},"timestamp":"2026-11-20T10:14:02.118734201Z"}]}'],
+  [0x0a, '{"level":"info","msg":"login"}\n{"timestamp":"soon","id":{}}\nnot json'],
+  [0x42, '{"id":"a"}\n{"id":"b"}'],
   [1, '{"id":"f","timestamp":99999999999999999999,"metadata":[{"execution_time_ms":1e308}]}'],
 ]) write("ingest_batch", Buffer.concat([Buffer.from([selector]), Buffer.from(text)]));
+// Other sources, kept through Logflare's ingest API.
+const logflare = { method: "POST", path: "/api/logs", query: "source_name=gotrue.logs.prod", apiKey: "seed-ingest" };
+const withOthers = new LogEndpoints({ ingestKeys: ["seed-ingest"], now: 1795177796000 });
+withOthers.ingestRecord(withOthers.prepareIngest(logflare, '[{"msg":"login","project":"default"},{"timestamp":"soon"}]').record);
+write("from_snapshot", withOthers.snapshot());
 write("from_snapshot", everything.snapshot());
 for (const text of [
   "2026-11-20", "2026-11-20 10:00", "2026-11-20T10:00:00.123456Z", "2026-11-20T10:00:00+05:30",
