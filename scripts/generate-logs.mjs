@@ -8,6 +8,9 @@
 // `--projects P` (`tenants(P)` when imported) it is a shard of a hosted
 // platform: P projects with Zipf-like shares (the k-th busiest gets a share
 // proportional to 1/k^1.1), each with its own host and its own functions.
+// `--refs alike` names them as self-hosted setups and other platforms do,
+// `tenant-1` … `tenant-P` (refs that share most of their characters), instead
+// of random 20-letter refs.
 //
 // Also imported by the demo, the worker's dev server and the tests.
 
@@ -83,15 +86,21 @@ export function functionIds(count = 24) {
 const ZIPF_EXPONENT = 1.1;
 const FUNCTIONS_PER_TENANT = 6;
 
+/** `tenant-1` … `tenant-{count}`: refs that share most of their characters. */
+export function alikeRefs(count) {
+  return Array.from({ length: count }, (_, i) => `tenant-${i + 1}`);
+}
+
 /**
  * A shard of `count` projects with Zipf-like shares: `refs` (busiest first),
  * `shares` (fractions of the traffic) and each project's own function ids.
+ * `refs: "alike"` names them `tenant-1` … instead of random 20-letter refs.
  */
-export function tenants(count = 2000, seed = 11) {
-  const refs = projectRefs(count, seed);
+export function tenants(count = 2000, seed = 11, { refs: naming = "random" } = {}) {
+  const refs = naming === "alike" ? alikeRefs(count) : projectRefs(count, seed);
   const weights = refs.map((_, k) => 1 / Math.pow(k + 1, ZIPF_EXPONENT));
   const total = weights.reduce((a, b) => a + b, 0);
-  const functions = refs.map((ref) => Array.from({ length: FUNCTIONS_PER_TENANT }, (_, i) => `${ref.slice(0, 8)}-fn-${i}`));
+  const functions = refs.map((ref) => Array.from({ length: FUNCTIONS_PER_TENANT }, (_, i) => `${naming === "alike" ? ref : ref.slice(0, 8)}-fn-${i}`));
   return { refs, shares: weights.map((w) => w / total), functions };
 }
 
@@ -189,13 +198,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       end: { type: "string" },
       seed: { type: "string", default: "1" },
       projects: { type: "string" },
+      refs: { type: "string", default: "random" },
     },
   });
   const stream = args.stream;
   const count = Number(args.count);
   const endMs = args.end ? Date.parse(args.end) : Date.now();
   const seed = Number(args.seed);
-  const tenancy = args.projects ? tenants(Number(args.projects)) : undefined;
+  const tenancy = args.projects ? tenants(Number(args.projects), 11, { refs: args.refs }) : undefined;
   const out = process.stdout;
   let buffer = "";
   for (const entry of generate({ stream, count, endMs, seed, tenancy })) {
