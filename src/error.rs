@@ -103,7 +103,7 @@ errors! {
         "constructor options that cannot be used (an empty key, an unknown endpoint in a restriction)";
     /// The batch exceeds a configured size limit.
     BatchTooLarge { reason: String } => 413, "payload_too_large",
-        "a body or batch over its size or entry limit";
+        "a body or batch over its size or entry limit, or bigger than the store's whole budget";
     /// Not one entry of an ingested batch could be kept (each is listed with
     /// its reason): sending it again cannot help, so a shipper drops it.
     NothingKept { entries: usize, first_reason: String } => 422, "nothing_kept",

@@ -174,10 +174,21 @@ impl HttpRequest {
             Route::LogflareIngest => {
                 // Logflare's order: `source_name`, then `source`, then the `X-Source` header.
                 let params = self.query_params()?;
+                // An empty value is no value: the next place is looked at.
                 let named = ["source_name", "source"]
                     .into_iter()
-                    .find_map(|name| params.get(name).map(|value| (name, value.to_owned())))
-                    .or_else(|| self.source.clone().map(|value| ("X-Source", value)));
+                    .find_map(|name| {
+                        params
+                            .get(name)
+                            .filter(|v| !v.is_empty())
+                            .map(|v| (name, v.to_owned()))
+                    })
+                    .or_else(|| {
+                        self.source
+                            .clone()
+                            .filter(|v| !v.is_empty())
+                            .map(|v| ("X-Source", v))
+                    });
                 let (parameter, name) = named.ok_or(Error::MissingParameter {
                     name: "source_name",
                 })?;
@@ -260,13 +271,16 @@ impl IngestCall {
             rejected: &'a [Rejection],
             rejected_total: usize,
         }
-        let refusal = match (report.accepted, report.rejected.first()) {
-            (0, Some(first)) => Some(Error::NothingKept {
-                entries: report.rejected_total,
-                first_reason: format!("entry {}: {}", first.index, first.reason),
-            }),
-            (0, None) => Some(Error::UnreadableBatch {
+        let refusal = match (report.accepted, report.rejected_total) {
+            (0, 0) => Some(Error::UnreadableBatch {
                 reason: "it holds no entries".into(),
+            }),
+            (0, entries) => Some(Error::NothingKept {
+                entries,
+                first_reason: report.rejected.first().map_or_else(
+                    || "not listed".to_owned(),
+                    |first| format!("entry {}: {}", first.index, first.reason),
+                ),
             }),
             _ => None,
         };

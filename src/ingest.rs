@@ -444,16 +444,19 @@ fn one_value(text: &str) -> Option<&str> {
     text.get(end..)?
         .trim()
         .is_empty()
-        .then(|| text[..end].trim_end())
+        .then(|| text.get(..end).map(str::trim_end))
+        .flatten()
 }
 
-/// The array of an object whose only field is `batch` and is an array.
+/// The array of an object with a field `batch` that is an array (Logflare
+/// reads such a body as its batch, whatever else the object holds).
 fn batch_field(object: &str) -> Option<&str> {
     let fields = serde_json::from_str::<crate::json::Fields<&str>>(object).ok()?;
-    match fields.0.as_slice() {
-        [(name, value)] if *name == "batch" && value.get().starts_with('[') => Some(value.get()),
-        _ => None,
-    }
+    fields
+        .0
+        .iter()
+        .find(|(name, value)| *name == "batch" && value.get().starts_with('['))
+        .map(|(_, value)| value.get())
 }
 
 /// A batch's entries as framed, once the batch as a whole passes the limits

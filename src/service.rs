@@ -449,6 +449,17 @@ impl LogEndpoints {
         }
         let after = after(NameCount::Exact);
         let used = self.store.heap_bytes();
+        let needed = after.saturating_sub(used);
+        if needed > self.limits.max_store_bytes {
+            // Not a matter of room: the batch alone is more than the whole
+            // budget, so a retry would be refused the same (a shipper drops it).
+            return Err(Error::BatchTooLarge {
+                reason: format!(
+                    "it needs about {needed} bytes of the store, more than its whole budget of {} bytes (limits.maxStoreBytes)",
+                    self.limits.max_store_bytes
+                ),
+            });
+        }
         if after > self.limits.max_store_bytes {
             return Err(Error::StoreFull {
                 needed: after.saturating_sub(used),

@@ -201,6 +201,10 @@ fn bodies_in_every_form_logflare_takes() {
             "a batch object",
             json!({"batch": [entry, entry]}).to_string(),
         ),
+        (
+            "a batch object with other fields",
+            json!({"batch": [entry, entry], "source_name": "deno-relay-logs"}).to_string(),
+        ),
         ("NDJSON", format!("{entry}\n{entry}\n")),
         (
             "one object, pretty-printed",
@@ -313,8 +317,16 @@ fn answers_a_shipper_can_act_on() {
     );
     assert_eq!(
         code(&vector_post("/api/logs?source_name="), "[]"),
+        Err((400, "missing_parameter", Some("source_name".into()))),
+        "an empty name is no name"
+    );
+    assert_eq!(
+        code(&vector_post("/api/logs?source_name=%01"), "[]"),
         Err((400, "invalid_parameter", Some("source_name".into())))
     );
+    let mut empty_then_header = vector_post("/api/logs?source_name=");
+    empty_then_header.source = Some("gotrue.logs.prod".into());
+    assert_eq!(code(&empty_then_header, "[{}]"), Ok(()));
     assert_eq!(
         code(&vector_post("/api/logs/gotrue.logs.prod"), "[]"),
         Err((400, "unknown_stream", None))
