@@ -218,9 +218,24 @@ impl LogEndpoints {
         batch: &[u8],
         idempotency_key: Option<&str>,
     ) -> Result<PreparedBatch> {
-        let split = Split::of(source, form.into(), batch, &self.limits)?;
+        self.prepare(
+            source,
+            form.into(),
+            batch,
+            BatchKey::of(&source.name, batch, idempotency_key),
+        )
+    }
+
+    fn prepare(
+        &self,
+        source: &Source,
+        form: BatchForm,
+        batch: &[u8],
+        key: BatchKey,
+    ) -> Result<PreparedBatch> {
+        let split = Split::of(source, form, batch, &self.limits)?;
         Ok(PreparedBatch {
-            key: BatchKey::of(&source.name, batch, idempotency_key),
+            key,
             record: split.record(),
             shards: split.shards(),
             report: split.report,
@@ -239,9 +254,10 @@ impl LogEndpoints {
     ) -> Result<PreparedBatch> {
         self.authorize_ingest(request.key().as_deref())?;
         let call = request.ingest_call()?;
-        let form = call.form(now, BatchKey::content_hash(&call.source.name, batch));
-        let mut prepared =
-            self.prepare_ingest(&call.source, form, batch, call.idempotency_key.as_deref())?;
+        let content = BatchKey::content_hash(&call.source.name, batch);
+        let key =
+            BatchKey::with_content(&call.source.name, content, call.idempotency_key.as_deref());
+        let mut prepared = self.prepare(&call.source, call.form(now, content), batch, key)?;
         prepared.answer = Some(call.answer(&prepared.report));
         Ok(prepared)
     }

@@ -23,9 +23,19 @@ impl BatchKey {
     /// stream, so an alias makes the same key), or of the client's
     /// idempotency key for that source.
     pub fn of(source: &str, batch: &[u8], idempotency_key: Option<&str>) -> BatchKey {
+        BatchKey::with_content(
+            source,
+            BatchKey::content_hash(source, batch),
+            idempotency_key,
+        )
+    }
+
+    /// `of`, given the batch's `content_hash` (so a caller that has it does
+    /// not hash the batch again).
+    pub fn with_content(source: &str, content: u128, idempotency_key: Option<&str>) -> BatchKey {
         let hash = match idempotency_key.filter(|k| !k.is_empty()) {
             Some(key) => xxh3_128(format!("idempotency-key\0{source}\0{key}").as_bytes()),
-            None => BatchKey::content_hash(source, batch),
+            None => content,
         };
         BatchKey {
             key: format!("{hash:032x}"),
