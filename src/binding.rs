@@ -501,12 +501,19 @@ impl JsLogEndpoints {
         to_js(&serde_json::json!({ "partition": partition, "round": round }))
     }
 
-    /// `ingestDelivery(bytes)` → `{ partition, round, report }`: every section
-    /// of a delivery ingested, or, when one is refused, an error (the caller
-    /// goes back to what it stored).
+    /// `ingestDelivery(bytes)` → `{ partition, round, report, refused, kept? }`:
+    /// each section of a delivery kept whole or refused whole (`refused`:
+    /// `[{ stream, entries, error }]`); when one was refused, `kept` is the
+    /// delivery as applied, which the caller stores. Throws, changing
+    /// nothing, for bytes that do not read.
     #[wasm_bindgen(js_name = ingestDelivery)]
     pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        to_js(&self.inner.borrow_mut().ingest_delivery(bytes)?)
+        let delivered = self.inner.borrow_mut().ingest_delivery(bytes)?;
+        let value = to_js(&delivered)?;
+        if let Some(kept) = &delivered.kept {
+            Reflect::set(&value, &"kept".into(), &Uint8Array::from(&kept[..]))?;
+        }
+        Ok(value)
     }
 
     /// `LogEndpoints.refusalIsFinal(status, body)`: whether a shard's refusal

@@ -111,7 +111,8 @@ errors! {
     /// Accepting the batch would take the store past its memory budget; the batch
     /// was refused whole and the store is unchanged. A capacity refusal: a
     /// shipper retries, and retention may make room.
-    StoreFull { needed: usize, used: usize, budget: usize } => 503, "store_full",
+    /// `of` names the budget: the store's, or other sources' share of it.
+    StoreFull { needed: usize, used: usize, budget: usize, of: &'static str } => 503, "store_full",
         "the store's memory budget would be passed: the batch is refused whole; retry later";
     /// A fault inside the engine (a wasm trap); the instance was started again.
     Internal => 500, "internal_error",
@@ -240,9 +241,14 @@ impl fmt::Display for Error {
                 f,
                 "none of the batch's {entries} entries could be kept (the first: {first_reason})"
             ),
-            Error::StoreFull { needed, used, budget } => write!(
+            Error::StoreFull {
+                needed,
+                used,
+                budget,
+                of,
+            } => write!(
                 f,
-                "store full: the batch needs about {needed} bytes, the store holds {used} of its {budget}-byte budget (limits.maxStoreBytes); nothing from this batch was kept"
+                "store full: the batch needs about {needed} bytes, {of} holds {used} of its {budget}-byte budget (limits.maxStoreBytes); nothing from this batch was kept"
             ),
             Error::Internal => write!(
                 f,
@@ -329,6 +335,7 @@ mod tests {
                     needed: 1,
                     used: 2,
                     budget: 3,
+                    of: "the store",
                 },
                 503,
                 "store_full",

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::auth::{ApiKey, KeyRing, Purpose};
 use crate::cache::{QueryAnswer, ResultCache};
 use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, EndpointKind, Query};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorReport, Result};
 use crate::http::{HttpAnswer, HttpRequest};
 use crate::ingest::{
     self, frame_batch, BatchForm, EntryForm, IngestReport, Source, StagedEdge, StagedInvocation,
@@ -19,7 +19,7 @@ use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{read_record, BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery, Split};
-use crate::staged;
+use crate::staged::{self, StagedRows};
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -77,12 +77,61 @@ pub struct DeliveryReport {
     pub partition: String,
     pub round: u64,
     pub report: IngestReport,
+    /// The sections the store refused (each whole), and why.
+    pub refused: Vec<RefusedSection>,
+    /// When a section was refused: the delivery as applied (its other
+    /// sections), which is what the shard stores and replays.
+    #[serde(skip)]
+    pub kept: Option<Vec<u8>>,
+}
+
+/// A section of a delivery the store refused: its rows are not kept, and the
+/// ingest partition records it (docs/edge-deployment.md, "Refused deliveries").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefusedSection {
+    pub stream: Stream,
+    pub entries: usize,
+    pub error: ErrorReport,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct WarmReport {
     pub refreshed: usize,
     pub kept: usize,
+}
+
+/// What a memory budget counts: the whole store (`limits.maxStoreBytes`),
+/// or other sources' entries, which may hold at most a quarter of it, so that
+/// a flood of them (no endpoint reads them) never refuses the two streams
+/// the endpoints read (docs/contract.md, "Ingest").
+#[derive(Clone, Copy)]
+enum Budget {
+    Store,
+    OtherSources,
+}
+
+impl Budget {
+    fn limit(self, limits: &Limits) -> usize {
+        match self {
+            Budget::Store => limits.max_store_bytes,
+            Budget::OtherSources => limits.max_store_bytes / 4,
+        }
+    }
+
+    fn used(self, store: &Store) -> usize {
+        match self {
+            Budget::Store => store.heap_bytes(),
+            Budget::OtherSources => store.other.heap_bytes(),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Budget::Store => "the store",
+            Budget::OtherSources => "other sources' quarter of the store",
+        }
+    }
 }
 
 #[derive(Default)]
@@ -186,6 +235,7 @@ impl LogEndpoints {
                 needed: used,
                 used: 0,
                 budget: service.limits.max_store_bytes,
+                of: Budget::Store.name(),
             });
         }
         service.store = store;
@@ -289,20 +339,56 @@ impl LogEndpoints {
         Ok(report)
     }
 
-    /// Ingests what an ingest partition delivered (every section of it, or,
-    /// when one is refused, an error: the caller goes back to what it stored).
+    /// Ingests what an ingest partition delivered. Every section is read
+    /// before any is applied (bytes that do not read change nothing); then
+    /// each is kept whole or refused whole on its own, so that a stream that
+    /// does not fit (over the budget, or other sources over their share)
+    /// never takes the others with it. Refused sections are reported, and
+    /// `kept` is then the delivery as it was applied, for the caller to store.
     pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
         let delivery = Delivery::read(bytes)?;
+        let raws = delivery
+            .sections
+            .iter()
+            .map(|section| staged::read_counted_blocks(&section.body, section.entries))
+            .collect::<Result<Vec<_>>>()?;
+        let rows = delivery
+            .sections
+            .iter()
+            .zip(&raws)
+            .map(|(section, raw)| StagedRows::read(section.stream, raw, section.entries))
+            .collect::<Result<Vec<_>>>()?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
-        for section in &delivery.sections {
-            let newest = self.append_staged(section.stream, section.entries, &section.body)?;
-            report.accepted += section.entries;
-            report.newest_timestamp = report.newest_timestamp.max(newest);
+        let mut refused = Vec::new();
+        let mut applied = Vec::new();
+        for (section, rows) in delivery.sections.iter().zip(&rows) {
+            match self.append_rows(rows) {
+                Ok(()) => {
+                    report.accepted += section.entries;
+                    report.newest_timestamp = report.newest_timestamp.max(rows.newest());
+                    applied.push(section.clone());
+                }
+                Err(error) => refused.push(RefusedSection {
+                    stream: section.stream,
+                    entries: section.entries,
+                    error: ErrorReport::from(&error),
+                }),
+            }
         }
+        let kept = (!refused.is_empty()).then(|| {
+            Delivery {
+                partition: delivery.partition.clone(),
+                round: delivery.round,
+                sections: applied,
+            }
+            .write()
+        });
         Ok(DeliveryReport {
             partition: delivery.partition,
             round: delivery.round,
             report,
+            refused,
+            kept,
         })
     }
 
@@ -314,29 +400,19 @@ impl LogEndpoints {
         count: usize,
         blocks: &[u8],
     ) -> Result<Option<Micros>> {
-        let (rows, raw) = staged::read_blocks(blocks)?;
-        if rows != count {
-            return Err(Error::UnreadableBatch {
-                reason: "stored or sent blocks that do not hold their rows".into(),
-            });
+        let raw = staged::read_counted_blocks(blocks, count)?;
+        let rows = StagedRows::read(stream, &raw, count)?;
+        self.append_rows(&rows)?;
+        Ok(rows.newest())
+    }
+
+    /// Appends one stream's rows, all or none.
+    fn append_rows(&mut self, rows: &StagedRows) -> Result<()> {
+        match rows {
+            StagedRows::Edge(rows) => self.append_edges(rows),
+            StagedRows::Function(rows) => self.append_invocations(rows),
+            StagedRows::Other(rows) => self.append_others(rows),
         }
-        Ok(match stream {
-            Stream::Edge => {
-                let rows = staged::read_edges(&raw, count)?;
-                self.append_edges(&rows)?;
-                rows.iter().map(|e| e.timestamp).max()
-            }
-            Stream::Function => {
-                let rows = staged::read_invocations(&raw, count)?;
-                self.append_invocations(&rows)?;
-                rows.iter().map(|r| r.timestamp).max()
-            }
-            Stream::Other => {
-                let rows = staged::read_others(&raw, count)?;
-                self.append_others(&rows)?;
-                rows.iter().map(|r| r.timestamp).max()
-            }
-        })
     }
 
     /// Reads a batch (JSON array or NDJSON, UTF-8) into `stream_name`'s table. Bad
@@ -417,7 +493,7 @@ impl LogEndpoints {
 
     /// Appends edge entries whole, or, past the budget, none (503 `store_full`).
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
-        self.check_budget(|names| {
+        self.check_budget(Budget::Store, |names| {
             self.store.heap_bytes() - self.store.edge.heap_bytes()
                 + self.store.edge.heap_bytes_after(staged, names)
         })?;
@@ -432,7 +508,7 @@ impl LogEndpoints {
 
     /// Appends function rows whole, or, past the budget, none (503 `store_full`).
     fn append_invocations(&mut self, rows: &[StagedInvocation]) -> Result<()> {
-        self.check_budget(|names| {
+        self.check_budget(Budget::Store, |names| {
             self.store.heap_bytes() - self.store.functions.heap_bytes()
                 + self.store.functions.heap_bytes_after(rows, names)
         })?;
@@ -440,9 +516,13 @@ impl LogEndpoints {
         Ok(())
     }
 
-    /// Appends other sources' entries whole, or, past the budget, none (503 `store_full`).
+    /// Appends other sources' entries whole, or, past the budget or their
+    /// share of it, none (503 `store_full`).
     fn append_others(&mut self, entries: &[StagedOther]) -> Result<()> {
-        self.check_budget(|names| {
+        self.check_budget(Budget::OtherSources, |names| {
+            self.store.other.heap_bytes_after(entries, names)
+        })?;
+        self.check_budget(Budget::Store, |names| {
             self.store.heap_bytes() - self.store.other.heap_bytes()
                 + self.store.other.heap_bytes_after(entries, names)
         })?;
@@ -455,32 +535,35 @@ impl LogEndpoints {
         Ok(())
     }
 
-    /// Refuses a batch whose append would take `stats().store_bytes` past the
-    /// budget; `after` predicts that size. Counting every name as new is an upper
-    /// bound without hash lookups, so the exact count is only worked out when the
-    /// bound does not fit (a store well within its budget pays nothing for it).
-    fn check_budget(&self, after: impl Fn(NameCount) -> usize) -> Result<()> {
-        if after(NameCount::AllNew) <= self.limits.max_store_bytes {
+    /// Refuses a batch whose append would take what `budget` counts past its
+    /// limit; `after` predicts that size. Counting every name as new is an
+    /// upper bound without hash lookups, so the exact count is only worked
+    /// out when the bound does not fit (a store well within its budget pays
+    /// nothing for it).
+    fn check_budget(&self, budget: Budget, after: impl Fn(NameCount) -> usize) -> Result<()> {
+        let limit = budget.limit(&self.limits);
+        if after(NameCount::AllNew) <= limit {
             return Ok(());
         }
         let after = after(NameCount::Exact);
-        let used = self.store.heap_bytes();
+        let used = budget.used(&self.store);
         let needed = after.saturating_sub(used);
-        if needed > self.limits.max_store_bytes {
+        if needed > limit {
             // Not a matter of room: the batch alone is more than the whole
             // budget, so a retry would be refused the same (a shipper drops it).
             return Err(Error::BatchTooLarge {
                 reason: format!(
-                    "it needs about {needed} bytes of the store, more than its whole budget of {} bytes (limits.maxStoreBytes)",
-                    self.limits.max_store_bytes
+                    "it needs about {needed} bytes, more than {}'s whole budget of {limit} bytes (limits.maxStoreBytes)",
+                    budget.name()
                 ),
             });
         }
-        if after > self.limits.max_store_bytes {
+        if after > limit {
             return Err(Error::StoreFull {
-                needed: after.saturating_sub(used),
+                needed,
                 used,
-                budget: self.limits.max_store_bytes,
+                budget: limit,
+                of: budget.name(),
             });
         }
         Ok(())

@@ -44,7 +44,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "MAX_STORE_BYTES",
-        meaning: "memory budget of a shard's in-memory store; a delivery that would pass it is refused (recorded by its ingest partition)",
+        meaning: "memory budget of a shard's in-memory store, of which other sources may hold a quarter; a delivery's section that would pass it is refused (recorded by its ingest partition)",
         default: "64 MiB",
     },
     Setting {

@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
-use crate::ingest::{StagedEdge, StagedInvocation, StagedOther, StagedRequest};
+use crate::ingest::{StagedEdge, StagedInvocation, StagedOther, StagedRequest, Stream};
 
 const NONE: u32 = u32::MAX;
 
@@ -215,6 +215,45 @@ pub fn read_blocks(bytes: &[u8]) -> Result<(usize, Vec<u8>)> {
         }
     }
     Ok((rows, raw))
+}
+
+/// The rows of `count` staged rows in `blocks`, decompressed and joined:
+/// refused when the blocks do not hold that many.
+pub fn read_counted_blocks(blocks: &[u8], count: usize) -> Result<Vec<u8>> {
+    let (rows, raw) = read_blocks(blocks)?;
+    if rows != count {
+        return Err(Error::UnreadableBatch {
+            reason: "stored or sent blocks that do not hold their rows".into(),
+        });
+    }
+    Ok(raw)
+}
+
+/// One stream's staged rows, read back (borrowing from their decoded bytes).
+pub enum StagedRows<'a> {
+    Edge(Vec<StagedEdge<'a>>),
+    Function(Vec<StagedInvocation<'a>>),
+    Other(Vec<StagedOther<'a>>),
+}
+
+impl<'a> StagedRows<'a> {
+    /// `count` rows of `stream` from `raw` (see `read_counted_blocks`).
+    pub fn read(stream: Stream, raw: &'a [u8], count: usize) -> Result<StagedRows<'a>> {
+        Ok(match stream {
+            Stream::Edge => StagedRows::Edge(read_edges(raw, count)?),
+            Stream::Function => StagedRows::Function(read_invocations(raw, count)?),
+            Stream::Other => StagedRows::Other(read_others(raw, count)?),
+        })
+    }
+
+    /// The newest timestamp among the rows.
+    pub fn newest(&self) -> Option<crate::timestamp::Micros> {
+        match self {
+            StagedRows::Edge(rows) => rows.iter().map(|r| r.timestamp).max(),
+            StagedRows::Function(rows) => rows.iter().map(|r| r.timestamp).max(),
+            StagedRows::Other(rows) => rows.iter().map(|r| r.timestamp).max(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -266,3 +266,106 @@ fn a_round_sent_again_is_the_same_round() {
         !log_endpoints::refusal_is_final(503, down) && !log_endpoints::refusal_is_final(500, "")
     );
 }
+
+/// A shard keeps or refuses each stream's section of a delivery on its own:
+/// other sources past their quarter of its budget are refused (and reported)
+/// without the Kong rows of the same round, and what it stores to replay is
+/// what it kept.
+#[test]
+fn other_sources_over_their_share_never_take_the_streams_with_them() {
+    let front = service();
+    let round_of = |n: u64| {
+        let edge: String = (0..20)
+            .map(|i| {
+                format!(
+                    "{{\"id\":\"e{n}-{i}\",\"timestamp\":{},\"project\":\"p1\"}}\n",
+                    1_000 + i
+                )
+            })
+            .collect();
+        let other: String = (0..150)
+            .map(|i| {
+                format!(
+                    "{{\"id\":\"o{n}-{i}\",\"timestamp\":{},\"project\":\"p1\",\"event_message\":\"{}\"}}\n",
+                    2_000 + i,
+                    "checkpoint complete ".repeat(8)
+                )
+            })
+            .collect();
+        let mut round = Round::new("ingest/1", n);
+        for (source, text) in [
+            (Source::stream("edge_logs").unwrap(), &edge),
+            (
+                Source::logflare("postgres.logs", "source_name").unwrap(),
+                &other,
+            ),
+        ] {
+            let prepared = front
+                .prepare_ingest(&source, EntryForm::Contract, text.as_bytes(), None)
+                .unwrap();
+            round.add(&prepared.record).unwrap();
+        }
+        let mut deliveries = round.deliveries();
+        assert_eq!(deliveries.len(), 1);
+        deliveries.remove(0).bytes
+    };
+    let limits = log_endpoints::Limits {
+        max_store_bytes: 512 << 10,
+        ..Default::default()
+    };
+    let small = || {
+        LogEndpoints::new(Config {
+            api_keys: vec![ApiKey::new(KEY).unwrap()],
+            limits,
+        })
+    };
+    let mut shard = small();
+    let mut stored = Vec::new();
+    let mut refused = Vec::new();
+    for n in 1..=4 {
+        let taken = shard.ingest_delivery(&round_of(n)).unwrap();
+        assert_eq!(
+            taken.report.accepted,
+            20 + if taken.refused.is_empty() { 150 } else { 0 }
+        );
+        refused.extend(taken.refused);
+        stored.push(taken.kept.unwrap_or_else(|| round_of(n)));
+    }
+    assert!(
+        !refused.is_empty(),
+        "a later round's other sources pass their share"
+    );
+    for section in &refused {
+        assert_eq!(
+            (section.entries, section.error.code.as_str()),
+            (150, "store_full")
+        );
+        assert!(
+            section.error.message.contains("other sources' quarter"),
+            "{}",
+            section.error.message
+        );
+    }
+    assert_eq!(
+        shard.stats().edge_entries,
+        80,
+        "every round's Kong rows are kept"
+    );
+    assert_eq!(
+        shard.stats().other_sources["postgres.logs"],
+        150 * (4 - refused.len())
+    );
+
+    // What the shard stores is what it kept: a replay holds the same.
+    let mut replayed = small();
+    for bytes in &stored {
+        let again = replayed.ingest_delivery(bytes).unwrap();
+        assert!(again.refused.is_empty() && again.kept.is_none());
+    }
+    assert_eq!(replayed.stats(), shard.stats());
+
+    // With room for them, every section is kept and the delivery stored as sent.
+    let whole = service().ingest_delivery(&round_of(1)).unwrap();
+    assert_eq!((whole.report.accepted, whole.refused.len()), (170, 0));
+    assert!(whole.kept.is_none());
+}

@@ -183,6 +183,38 @@ for (const sharding of ["on", "off"]) {
   });
 }
 
+test("a flood of database logs past their share of a shard never takes the Kong logs of the same rounds with it", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "log-endpoints-self-hosted-flood-"));
+  const mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings: { ...bindings, SHARDING: "on", MAX_STORE_BYTES: "1000000" } }));
+  try {
+    await mf.ready;
+    const post = (url, headers, body) => mf.dispatchFetch(`${BASE}${url}`, { method: "POST", headers, body });
+    const kongSink = sinkRequest("cloudflare.logs.prod", PUBLIC_TOKEN);
+    const dbSink = sinkRequest("postgres.logs", PUBLIC_TOKEN);
+    let flooded = 0;
+    for (const [i, batch] of kong.batches.entries()) {
+      const flood = Array.from({ length: 150 }, (_, j) => ({
+        project: "default",
+        timestamp: new Date(NOW - 3_600_000 + i * 1000 + j).toISOString(),
+        event_message: `checkpoint complete: wrote ${i * 150 + j} buffers (0.1%); ${"x".repeat(200)}`,
+      }));
+      flooded += flood.length;
+      for (const [url, headers, body] of [[kongSink.path, kongSink.headers, batch], [dbSink.path, dbSink.headers, JSON.stringify(flood)]]) {
+        const res = await post(url, headers, body);
+        assert.equal(res.status, 200, await res.text());
+      }
+    }
+    const statuses = await distributed(mf);
+    const refused = statuses.reduce((n, [, s]) => n + s.refusedEntries, 0);
+    assert.ok(refused > 0 && refused < flooded, `some database logs past their share are refused and recorded (${refused} of ${flooded})`);
+    const rows = await studioLogs((url) => mf.dispatchFetch(`${BASE}${url}`, { headers: { "x-api-key": PRIVATE_TOKEN } }));
+    assert.equal(rows.length, kong.events.length, "every Kong event is kept");
+  } finally {
+    await mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("every sink of vector.yml is covered", () => {
   assert.deepEqual(shipments.map((s) => s.source), SINKS.map((s) => s.source));
   for (const s of shipments) assert.ok(s.events.length > 50 && s.batches.length > 2, s.source);

@@ -354,7 +354,7 @@ test("a delivery a shard receives twice (the same partition and round) is applie
   const [{ shard, bytes }] = deliveries;
   const shards = await mf.getDurableObjectNamespace("SHARD");
   const deliver = async () => (await shards.get(shards.idFromName(shard)).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } })).json();
-  assert.deepEqual(await deliver(), { duplicate: false, accepted: 12 });
+  assert.deepEqual(await deliver(), { duplicate: false, accepted: 12, refused: [] });
   assert.deepEqual(await deliver(), { duplicate: true });
   const res = await get("logs.all", { project: "delivered-twice", project_tier: "FREE" });
   assert.deepEqual((await res.json()).result.map((r) => r.id).sort(), entries.map((e) => e.id).sort());

@@ -135,6 +135,12 @@ export class IngestObject {
     return round;
   }
 
+  /** Entries a shard refused for good (all of a delivery, or some of its sections): logged and kept in `refused`. */
+  recordRefusal(name, round, shard, entries, status, body) {
+    console.error(`log-endpoints: ${name} round ${round}: shard ${shard} refused ${entries} entries for good (${status} ${body})`);
+    this.sql.exec("INSERT OR REPLACE INTO refused (round, shard, entries, status, body, at_ms) VALUES (?, ?, ?, ?, ?, ?)", round, shard, entries, status, body, Date.now());
+  }
+
   /** One round: registrations, then deliveries. Whether it finished (every shard has its part, or refused it for good). */
   async distribute(name, { round, first_batch: first, last_batch: last }) {
     const records = this.sql
@@ -165,13 +171,16 @@ export class IngestObject {
         return false;
       }
       const body = await res.text();
-      if (res.ok) return true;
+      if (res.ok) {
+        const { refused = [] } = JSON.parse(body);
+        if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
+        return true;
+      }
       if (!LogEndpoints.refusalIsFinal(res.status, body)) {
         console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); retrying`);
         return false;
       }
-      console.error(`log-endpoints: ${name} round ${round}: shard ${shard} refused ${entries} entries for good (${res.status} ${body})`);
-      this.sql.exec("INSERT OR REPLACE INTO refused (round, shard, entries, status, body, at_ms) VALUES (?, ?, ?, ?, ?, ?)", round, shard, entries, res.status, body, Date.now());
+      this.recordRefusal(name, round, shard, entries, res.status, body);
       return true;
     });
     if (!delivered.every(Boolean)) return false;

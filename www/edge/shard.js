@@ -198,18 +198,12 @@ export class ShardObject {
     const { partition, round } = LogEndpoints.deliveryHeader(bytes);
     const applied = this.sql.exec("SELECT round FROM applied WHERE partition = ?", partition).toArray()[0]?.round ?? 0;
     if (round <= applied) return Response.json({ duplicate: true });
-    let delivered;
-    try {
-      delivered = this.service.ingestDelivery(bytes);
-    } catch (e) {
-      // A section refused (over the budget): the others may be in memory, not in storage.
-      this.rebuild();
-      throw e;
-    }
-    await this.keep(DELIVERY, bytes, delivered.report.newestTimestamp, request, () =>
+    // Each section is kept or refused whole; `kept` is what was applied when one was refused.
+    const delivered = this.service.ingestDelivery(bytes);
+    await this.keep(DELIVERY, delivered.kept ?? bytes, delivered.report.newestTimestamp, request, () =>
       this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round),
     );
-    return Response.json({ duplicate: false, accepted: delivered.report.accepted });
+    return Response.json({ duplicate: false, accepted: delivered.report.accepted, refused: delivered.refused });
   }
 
   /**
