@@ -9,7 +9,9 @@
 //! the function table, then the other sources' table (since version 3;
 //! version 2 has none and is still read), each column as a count and its values, each text
 //! as a length and its UTF-8. Each project's rows are rebuilt (a pass over a
-//! column); the URL trigram filters are stored (rebuilding them hashes every URL).
+//! column); the URL index is stored (rebuilding it hashes every URL), with
+//! its origins since version 4 (versions 2 and 3 are read and their index
+//! built again).
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
 //! UTF-8 check (simdutf8) use wasm's 128-bit SIMD; the name maps are built on
@@ -22,7 +24,9 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
+/// The version before the URL index held origins: its index is built again.
+const VERSION_WITHOUT_ORIGINS: u32 = 3;
 /// The version before the other sources' table, read as a store without it.
 const VERSION_WITHOUT_OTHER: u32 = 2;
 /// Bytes before the payload.
@@ -42,17 +46,17 @@ pub fn has_magic(bytes: &[u8]) -> bool {
 pub fn seal(payload: &[u8]) -> Vec<u8> {
     let mut out = vec![0; HEADER_BYTES];
     out.extend_from_slice(payload);
-    seal_in_place(&mut out);
+    seal_in_place(&mut out, VERSION);
     out
 }
 
 /// Writes the header into the first `HEADER_BYTES` of `out`, which holds the
 /// payload after them: no second copy of a large payload.
-fn seal_in_place(out: &mut [u8]) {
+fn seal_in_place(out: &mut [u8], version: u32) {
     let (head, payload) = out.split_at_mut(HEADER_BYTES);
     let mut header = Vec::with_capacity(HEADER_BYTES);
     header.extend_from_slice(MAGIC);
-    VERSION.put(&mut header);
+    version.put(&mut header);
     (payload.len() as u64).put(&mut header);
     checksum(payload).put(&mut header);
     head.copy_from_slice(&header);
@@ -66,6 +70,12 @@ fn invalid(reason: impl Into<String>) -> Error {
 
 /// The store as snapshot bytes.
 pub fn write(store: &Store) -> Vec<u8> {
+    write_version(store, VERSION)
+}
+
+/// The store as a snapshot of `version` (an older one leaves out what it
+/// did not hold: how the tests make the snapshots older builds wrote).
+fn write_version(store: &Store, version: u32) -> Vec<u8> {
     let mut w = Writer {
         out: vec![0; HEADER_BYTES],
     };
@@ -74,16 +84,21 @@ pub fn write(store: &Store) -> Vec<u8> {
     w.texts(edge.text.chunks());
     write_interner(&mut w, &edge.projects);
     write_interner(&mut w, &edge.urls);
-    let (filter_words, url_project) = edge.url_trigrams.parts();
+    let (filter_words, url_project, origins, origin_words) = edge.url_trigrams.parts();
     w.column(&filter_words);
     w.column(url_project);
+    if version > VERSION_WITHOUT_ORIGINS {
+        write_interner(&mut w, origins);
+        w.column(&origin_words);
+    }
     let functions = &store.functions;
     functions.write_columns(&mut w);
     write_interner(&mut w, &functions.projects);
     write_interner(&mut w, &functions.functions);
-    write_other(&mut w, &store.other);
-
-    seal_in_place(&mut w.out);
+    if version > VERSION_WITHOUT_OTHER {
+        write_other(&mut w, &store.other);
+    }
+    seal_in_place(&mut w.out, version);
     w.out
 }
 
@@ -123,7 +138,7 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     let (version, rest) = rest.split_at(4);
     let (length, sum) = rest.split_at(8);
     let version = u32::take(version).unwrap_or(0);
-    if version != VERSION && version != VERSION_WITHOUT_OTHER {
+    if ![VERSION, VERSION_WITHOUT_ORIGINS, VERSION_WITHOUT_OTHER].contains(&version) {
         return Err(invalid(format!(
             "snapshot version {version}; this build reads version {VERSION}"
         )));
@@ -142,13 +157,22 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     edge.urls = read_interner(&mut r, "url names")?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
     let url_project: Vec<Sym> = r.column("url projects")?;
-    edge.url_trigrams = UrlTrigrams::from_parts(
-        &filter_words,
-        url_project,
-        edge.projects.len(),
-        edge.urls.len(),
-    )
-    .ok_or_else(|| invalid("url trigram filters do not fit the table's projects and URLs"))?;
+    let url_index = if version == VERSION {
+        let origins = read_interner(&mut r, "url origins")?;
+        let origin_words: Vec<u32> = r.column("project origins")?;
+        Some(
+            UrlTrigrams::from_parts(
+                &filter_words,
+                url_project,
+                origins,
+                &origin_words,
+                (edge.projects.len(), edge.urls.len()),
+            )
+            .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?,
+        )
+    } else {
+        None
+    };
     let mut functions = FunctionTable::read_columns(&mut r)?;
     functions.projects = read_interner(&mut r, "function project names")?;
     functions.functions = read_interner(&mut r, "function names")?;
@@ -166,6 +190,11 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     check_edge(&edge)?;
     check_functions(&functions)?;
     check_other(&other)?;
+    match url_index {
+        Some(index) => edge.url_trigrams = index,
+        // Versions 2 and 3 stored no origins: their index is built again.
+        None => edge.reindex_urls(),
+    }
     edge.by_project = ProjectRows::from_column(&edge.project);
     functions.by_project = ProjectRows::from_column(&functions.project);
     Ok(Store {
@@ -269,26 +298,22 @@ mod tests {
         }
         assert!(read(b"{\"id\":1}").is_err());
         let mut newer = bytes.clone();
-        newer[8] = 4;
+        newer[8] = 5;
         assert!(read(&newer)
             .err()
-            .is_some_and(|e| e.to_string().contains("version 4")));
+            .is_some_and(|e| e.to_string().contains("version 5")));
     }
 
     #[test]
-    fn version_2_reads_as_a_store_without_other_sources() {
-        let mut store = read(&service_with_logs().snapshot()).unwrap();
+    fn older_versions_read_as_the_store_they_held() {
+        let store = read(&service_with_logs().snapshot()).unwrap();
         assert_eq!(store.other.len(), 1);
-        store.other = OtherTable::default();
-        // Version 2's payload is version 3's without the other sources' table.
-        let mut empty_other = Writer { out: Vec::new() };
-        write_other(&mut empty_other, &store.other);
-        let bytes = write(&store);
-        let mut v2 = seal(&bytes[HEADER_BYTES..bytes.len() - empty_other.out.len()]);
-        v2[8..12].copy_from_slice(&2u32.to_le_bytes());
-        let restored = read(&v2).unwrap();
-        assert_eq!((restored.edge.len(), restored.other.len()), (1, 0));
-        assert!(read(&seal(&bytes[HEADER_BYTES..])).is_ok());
+        // Version 3 held no origins: its URL index is built again, the same.
+        let v3 = read(&write_version(&store, VERSION_WITHOUT_ORIGINS)).unwrap();
+        assert_eq!(write(&v3), write(&store));
+        // Version 2 held no other sources either.
+        let v2 = read(&write_version(&store, VERSION_WITHOUT_OTHER)).unwrap();
+        assert_eq!((v2.edge.len(), v2.other.len()), (1, 0));
     }
 
     #[test]

@@ -429,18 +429,16 @@ fn run(
     let window = lower_bound(&table.timestamp, now.saturating_sub(window))..table.len();
 
     // The projects whose entries can count: the restricted one, or those whose
-    // URLs hold every trigram of the literals the pattern requires.
+    // URLs may hold every literal the pattern requires.
     let candidates: Option<Vec<Sym>> = match entry_project {
         Some(project) => Some(vec![project]),
-        None => {
-            let bits = pattern.map_or(Vec::new(), |p| UrlTrigrams::required_bits(&p.required));
-            (!bits.is_empty()).then(|| {
-                (0..table.projects.len() as Sym)
-                    .chain([NONE])
-                    .filter(|&p| table.url_trigrams.may_contain(p, &bits))
-                    .collect()
-            })
-        }
+        None => pattern.filter(|p| !p.required.is_empty()).map(|p| {
+            let literals = table.url_trigrams.literals(&p.required);
+            (0..table.projects.len() as Sym)
+                .chain([NONE])
+                .filter(|&project| literals.may_hold(project))
+                .collect()
+        }),
     };
     match candidates.map(|projects| table.rows_of(&projects, window.clone())) {
         Some(Selected::Own(own)) => count_own_rows(table, pattern, &own, width, rows),

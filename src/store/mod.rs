@@ -459,15 +459,14 @@ impl EdgeTable {
     pub(crate) fn heap_bytes_after(&self, entries: &[StagedEdge], names: NameCount) -> usize {
         let n = entries.len();
         let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
-        let interned: usize = entries
+        let interned_projects: usize = entries
             .iter()
-            .map(|e| {
-                self.projects.bytes_to_intern(e.project.as_deref(), names)
-                    + e.requests
-                        .iter()
-                        .map(|r| self.urls.bytes_to_intern(r.url.as_deref(), names))
-                        .sum::<usize>()
-            })
+            .map(|e| self.projects.bytes_to_intern(e.project.as_deref(), names))
+            .sum();
+        let interned_urls: usize = entries
+            .iter()
+            .flat_map(|e| &e.requests)
+            .map(|r| self.urls.bytes_to_intern(r.url.as_deref(), names))
             .sum();
         let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
         let new_projects = new_names(
@@ -486,11 +485,15 @@ impl EdgeTable {
             + sum_columns(self.entry_columns(), |c| c.growth_for(n))
             + sum_columns(self.request_columns(), |c| c.growth_for(requests))
             + text_growth
-            + interned
+            + interned_projects
+            + interned_urls
             + self.by_project.growth_for(n, new_projects)
-            + self
-                .url_trigrams
-                .growth_for(new_urls, self.projects.len(), new_projects)
+            + self.url_trigrams.growth_for(
+                new_urls,
+                interned_urls,
+                self.projects.len(),
+                new_projects,
+            )
     }
 
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.
@@ -525,6 +528,22 @@ impl EdgeTable {
             self.entry_columns_mut(),
         );
         self.by_project.update(&self.project, first_new, reordered);
+    }
+
+    /// Builds the URL index again from the columns (a snapshot from before
+    /// it held origins).
+    pub(crate) fn reindex_urls(&mut self) {
+        self.url_trigrams = UrlTrigrams::default();
+        self.url_trigrams.index(
+            EntryUrls {
+                project: &self.project,
+                requests: &self.requests,
+                request_url: &self.request_url,
+            },
+            0..self.len(),
+            &self.urls,
+            self.projects.len(),
+        );
     }
 
     pub fn heap_bytes(&self) -> usize {

@@ -2,11 +2,12 @@
 //! arrive, so that a query for one project costs what that project holds:
 //! - `ProjectRows`: each project's row numbers in time order (logs.all walks
 //!   back from its window's end; invocation-stats reads only its rows);
-//! - `UrlTrigrams`: per project, a one-hash Bloom filter of the byte trigrams of
-//!   its request URLs, so that usage.api-counts skips every project whose URLs
-//!   cannot contain the literals its pattern requires.
+//! - `UrlTrigrams`: per project, its request URLs' origins (exactly) and a
+//!   one-hash Bloom filter of the byte trigrams of the rest, so that
+//!   usage.api-counts skips every project whose URLs cannot contain the
+//!   literals its pattern requires.
 //!
-//! A snapshot stores the trigram filters (rebuilding them would hash every URL)
+//! A snapshot stores the URL index (rebuilding it would hash every URL)
 //! and rebuilds the project rows from the project column. Memory is predicted
 //! by the same growth rule as the columns.
 
@@ -260,13 +261,75 @@ const SHARED: Sym = NONE - 1;
 /// `url_project` value of a URL not seen yet.
 const UNSEEN: Sym = NONE - 2;
 
-/// Per project, which byte trigrams its request URLs contain (a Bloom filter
-/// with one hash: a clear bit proves absence).
+/// Most origins kept per project: one with more passes every origin check
+/// (a project normally has its own host and maybe a few custom domains).
+const MAX_ORIGINS: usize = 15;
+
+/// The distinct origins a project's URLs have, exactly, up to `MAX_ORIGINS`.
+#[derive(Clone, Copy, Default)]
+struct ProjectOrigins {
+    /// How many of `ids` are used; `OVERFLOWED` once there were more.
+    count: u32,
+    ids: [Sym; MAX_ORIGINS],
+}
+
+const OVERFLOWED: u32 = u32::MAX;
+/// Words of a project's origins as a snapshot stores them (count, then ids).
+const ORIGIN_WORDS: usize = MAX_ORIGINS + 1;
+
+impl ProjectOrigins {
+    fn insert(&mut self, origin: Sym) {
+        if self.count == OVERFLOWED || self.ids().contains(&origin) {
+            return;
+        }
+        match self.ids.get_mut(self.count as usize) {
+            Some(slot) => {
+                *slot = origin;
+                self.count += 1;
+            }
+            None => self.count = OVERFLOWED,
+        }
+    }
+
+    fn ids(&self) -> &[Sym] {
+        self.ids.get(..self.count as usize).unwrap_or(&[])
+    }
+}
+
+/// Where a URL's origin (`scheme://host[:port]`) ends: 0 for a URL without one.
+fn origin_end(url: &str) -> usize {
+    let Some(scheme_end) = memchr::memmem::find(url.as_bytes(), b"://") else {
+        return 0;
+    };
+    let scheme = url.get(..scheme_end).unwrap_or("");
+    if scheme.is_empty()
+        || !scheme
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
+    {
+        return 0;
+    }
+    let host_start = scheme_end + 3;
+    url.get(host_start..)
+        .and_then(|rest| rest.find(['/', '?', '#']))
+        .map_or(url.len(), |at| host_start + at)
+}
+
+/// Per project, what its request URLs hold, in two parts: each URL's origin
+/// (`scheme://host[:port]`) exactly, and a Bloom filter (one hash: a clear
+/// bit proves absence) of the byte trigrams of the rest. Refs are in hosts,
+/// so a pattern naming one host is decided exactly however alike the refs
+/// look, and the digits and hex of paths no longer fill a filter that the
+/// ref's few telling trigrams are then tested against.
 #[derive(Default)]
 pub struct UrlTrigrams {
     filters: Vec<TrigramFilter>,
     /// The project whose entries first used each URL, `SHARED` once another did.
     url_project: Vec<Sym>,
+    /// Every origin of the table's URLs.
+    origins: Interner,
+    /// Per project slot, its URLs' origins.
+    origins_of: Vec<ProjectOrigins>,
 }
 
 fn trigram_bit(t: &[u8]) -> u32 {
@@ -276,12 +339,17 @@ fn trigram_bit(t: &[u8]) -> u32 {
     (packed.wrapping_mul(0x9E37_79B1) >> 19) % FILTER_BITS
 }
 
+/// What a project slot costs: its filter and its origins.
+const SLOT_BYTES: usize = FILTER_WORDS * 8 + std::mem::size_of::<ProjectOrigins>();
+
 impl UrlTrigrams {
-    /// Upper bound of the bytes added by `new_urls` URLs and `new_projects`
-    /// projects to a table of `projects` projects.
+    /// Upper bound of the bytes added by `new_urls` URLs (interning them
+    /// costs `url_bytes`, which bounds their origins' cost too) and
+    /// `new_projects` projects to a table of `projects` projects.
     pub(crate) fn growth_for(
         &self,
         new_urls: usize,
+        url_bytes: usize,
         projects: usize,
         new_projects: usize,
     ) -> usize {
@@ -293,7 +361,7 @@ impl UrlTrigrams {
             self.url_project.capacity(),
             new_urls,
         ) - self.url_project.capacity();
-        filters * FILTER_WORDS * 8 + urls * 4
+        filters * SLOT_BYTES + urls * 4 + url_bytes
     }
 
     /// Indexes the URLs of entries `rows`, in a table of `projects` projects
@@ -308,6 +376,7 @@ impl UrlTrigrams {
         // Every slot exists (slot 0 and one per project), so growth is one step per batch.
         let slots = projects + 1;
         grow_to(&mut self.filters, slots, TrigramFilter::default);
+        grow_to(&mut self.origins_of, slots, ProjectOrigins::default);
         grow_to(&mut self.url_project, urls.len(), || UNSEEN);
         for (project, request_urls) in rows.map(|row| entries.get(row)) {
             for &url in request_urls {
@@ -323,8 +392,48 @@ impl UrlTrigrams {
             Some(owner) => *owner = SHARED,
             None => return,
         }
+        let text = urls.get(url);
+        let (origin, rest) = text.split_at(origin_end(text));
         if let Some(filter) = self.filters.get_mut(slot(project)) {
-            filter.add_url(urls.get(url).as_bytes());
+            filter.add_url(rest.as_bytes());
+        }
+        if !origin.is_empty() {
+            let id = self.origins.intern(origin);
+            if let Some(origins) = self.origins_of.get_mut(slot(project)) {
+                origins.insert(id);
+            }
+        }
+    }
+
+    /// `literals` (each of which every match of a pattern contains) checked
+    /// against every origin once, to ask per project.
+    pub fn literals(&self, literals: &[Vec<u8>]) -> RequiredLiterals<'_> {
+        let checks = literals
+            .iter()
+            .map(|literal| {
+                let finder = memchr::memmem::Finder::new(literal);
+                let by_origin = (0..self.origins.len() as Sym)
+                    .map(|id| {
+                        let origin = self.origins.get(id).as_bytes();
+                        if finder.find(origin).is_some() {
+                            IN_ORIGIN
+                        } else if spans_from(origin, literal).next().is_some() {
+                            SPANS
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                LiteralCheck {
+                    literal: literal.clone(),
+                    bits: Self::required_bits(std::slice::from_ref(literal)),
+                    by_origin,
+                }
+            })
+            .collect();
+        RequiredLiterals {
+            index: self,
+            checks,
         }
     }
 
@@ -339,22 +448,24 @@ impl UrlTrigrams {
         bits
     }
 
-    /// Whether entries of `project` may have a URL with every bit of `bits`.
-    pub fn may_contain(&self, project: Sym, bits: &[u32]) -> bool {
-        self.filters
-            .get(slot(project))
-            .is_some_and(|filter| filter.has_all(bits))
-    }
-
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.filters.capacity() * FILTER_WORDS * 8 + self.url_project.capacity() * 4
+        self.filters.capacity() * FILTER_WORDS * 8
+            + self.url_project.capacity() * 4
+            + self.origins.heap_bytes()
+            + self.origins_of.capacity() * std::mem::size_of::<ProjectOrigins>()
     }
 
-    /// The filters' words, one project after another, and each URL's project:
-    /// what a snapshot stores, so that restoring does not hash every URL again.
-    pub(crate) fn parts(&self) -> (Vec<u64>, &[Sym]) {
+    /// What a snapshot stores, so that restoring does not hash every URL again:
+    /// the filters' words, one project after another; each URL's project; the
+    /// origins; and each project's origins (a count, then `MAX_ORIGINS` ids).
+    pub(crate) fn parts(&self) -> (Vec<u64>, &[Sym], &Interner, Vec<u32>) {
         let words = self.filters.iter().flat_map(|f| f.0).collect();
-        (words, &self.url_project)
+        let origin_words = self
+            .origins_of
+            .iter()
+            .flat_map(|o| std::iter::once(o.count).chain(o.ids))
+            .collect();
+        (words, &self.url_project, &self.origins, origin_words)
     }
 
     /// The index from its `parts`, for a table of `projects` projects and `urls`
@@ -362,21 +473,115 @@ impl UrlTrigrams {
     pub(crate) fn from_parts(
         words: &[u64],
         url_project: Vec<Sym>,
-        projects: usize,
-        urls: usize,
+        origins: Interner,
+        origin_words: &[u32],
+        (projects, urls): (usize, usize),
     ) -> Option<UrlTrigrams> {
         let filters: Vec<TrigramFilter> = words
             .chunks_exact(FILTER_WORDS)
             .filter_map(|chunk| chunk.try_into().ok().map(TrigramFilter))
             .collect();
+        let origins_of: Vec<ProjectOrigins> = origin_words
+            .chunks_exact(ORIGIN_WORDS)
+            .filter_map(|chunk| {
+                let (&count, ids) = chunk.split_first()?;
+                let known = origins.len();
+                let fits = count == OVERFLOWED
+                    || (count as usize <= MAX_ORIGINS
+                        && ids
+                            .iter()
+                            .take(count as usize)
+                            .all(|&id| (id as usize) < known));
+                fits.then_some(ProjectOrigins {
+                    count,
+                    ids: ids.try_into().ok()?,
+                })
+            })
+            .collect();
         // A table that never took a batch has no filters at all.
         let never_indexed = filters.is_empty() && projects == 0 && urls == 0;
         ((filters.len() == projects + 1 || never_indexed)
             && words.len() == filters.len() * FILTER_WORDS
+            && origin_words.len() == filters.len() * ORIGIN_WORDS
+            && origins_of.len() == filters.len()
             && url_project.len() == urls)
             .then_some(UrlTrigrams {
                 filters,
                 url_project,
+                origins,
+                origins_of,
             })
+    }
+}
+
+/// `by_origin` value of an origin that contains the literal …
+const IN_ORIGIN: u8 = 1;
+/// … and of one that ends with the literal's start (the rest may go on with it).
+const SPANS: u8 = 2;
+
+/// Each `k` for which `origin` ends with the first `k` bytes of `literal`
+/// (and the rest of a URL would have to begin with the others): only where
+/// the literal holds the origin's last byte.
+fn spans_from<'a>(origin: &'a [u8], literal: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let last = origin.last().copied();
+    let starts = literal
+        .get(..literal.len().saturating_sub(1))
+        .unwrap_or(&[]);
+    memchr::memchr_iter(last.unwrap_or(0), starts)
+        .filter(move |_| last.is_some())
+        .map(|at| at + 1)
+        .filter(move |&k| {
+            literal
+                .get(..k)
+                .is_some_and(|start| origin.ends_with(start))
+        })
+}
+
+struct LiteralCheck {
+    literal: Vec<u8>,
+    /// The literal's trigram bits, for a match within the rest of a URL.
+    bits: Vec<u32>,
+    /// Per origin: `IN_ORIGIN`, `SPANS` or 0.
+    by_origin: Vec<u8>,
+}
+
+/// A pattern's required literals checked against a table's origins (see
+/// `UrlTrigrams::literals`): whether a project's URLs may hold them all.
+pub struct RequiredLiterals<'a> {
+    index: &'a UrlTrigrams,
+    checks: Vec<LiteralCheck>,
+}
+
+impl RequiredLiterals<'_> {
+    /// Whether entries of `project` may have a URL containing every literal:
+    /// exact for a literal within an origin, a filter test for one within the
+    /// rest, both for one that begins in an origin and ends in the rest.
+    pub fn may_hold(&self, project: Sym) -> bool {
+        let index = self.index;
+        let (Some(filter), Some(origins)) = (
+            index.filters.get(slot(project)),
+            index.origins_of.get(slot(project)),
+        ) else {
+            return false;
+        };
+        self.checks.iter().all(|check| {
+            if origins.count == OVERFLOWED || filter.has_all(&check.bits) {
+                return true;
+            }
+            origins
+                .ids()
+                .iter()
+                .any(|&id| match check.by_origin.get(id as usize) {
+                    Some(&IN_ORIGIN) => true,
+                    Some(&SPANS) => {
+                        let origin = index.origins.get(id).as_bytes();
+                        spans_from(origin, &check.literal).any(|k| {
+                            let rest = check.literal.get(k..).unwrap_or(&[]);
+                            filter.has_all(&UrlTrigrams::required_bits(&[rest.to_vec()]))
+                        })
+                    }
+                    _ => false,
+                })
+        })
     }
 }

@@ -162,3 +162,64 @@ fn bad_interval_and_bad_pattern() {
     assert_eq!(e.status(), 400);
     assert!(e.to_string().contains("too large"), "{e}");
 }
+
+/// Whichever literal a pattern requires (inside a host, inside a path, or
+/// across the two, with refs that look alike), skipping projects by the URL
+/// index counts what matching every URL counts: the pattern against the
+/// same one under an alternation, which the index does not look into.
+mod skipping_projects_never_changes_a_count {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn url(origin: u8, project: u32, path: &[u8]) -> String {
+        let path: String = path
+            .iter()
+            .map(|&p| {
+                [
+                    "/rest/v1/",
+                    "tenant-1",
+                    "7",
+                    "abc",
+                    "?id=eq.",
+                    "/storage/v1/o/",
+                    "-",
+                ][p as usize % 7]
+            })
+            .collect();
+        match origin % 4 {
+            0 | 1 => format!("https://tenant-{project}.supabase.co{path}"),
+            2 => format!("https://api.tenant-{}.io{path}", project + 1),
+            _ => path,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #[test]
+        fn for_any_literal(
+            requests in prop::collection::vec((0u8..4, 1u32..25, prop::collection::vec(0u8..7, 0..4)), 1..60),
+            pick in any::<prop::sample::Index>(),
+            cut in (0usize..200, 1usize..30),
+            anchored in any::<bool>(),
+        ) {
+            let mut svc = service();
+            let entries: Vec<Value> = requests.iter().enumerate().map(|(i, (origin, project, path))| {
+                let mut entry = edge(&format!("e{i}"), NOW - (i as i64) * SEC, &format!("tenant-{project}"), "/");
+                entry["metadata"][0]["request"][0]["url"] = json!(url(*origin, *project, path));
+                entry
+            }).collect();
+            ingest(&mut svc, EDGE, &entries);
+            let (origin, project, path) = &requests[pick.index(requests.len())];
+            let text = url(*origin, *project, path);
+            let start = if anchored { 0 } else { cut.0 % text.len().max(1) };
+            let literal: String = text.chars().skip(start).take(cut.1).collect();
+            prop_assume!(!literal.is_empty());
+            let pattern = format!("{}{}", if anchored { "^" } else { "" }, regex::escape(&literal));
+            let everything = format!("{pattern}|\\x00\\x00\\x00");
+            let mut count = |p: &str| rows(&mut svc, "usage.api-counts", &[("project", p), ("interval", "hourly")]);
+            let skipped = count(&pattern);
+            prop_assert!(!skipped.is_empty(), "{pattern} matches the URL it came from");
+            prop_assert_eq!(skipped, count(&everything), "{}", pattern);
+        }
+    }
+}
