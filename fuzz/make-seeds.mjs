@@ -55,6 +55,13 @@ const withOthers = new LogEndpoints({ ingestKeys: ["seed-ingest"], now: 17951777
 withOthers.ingestRecord(withOthers.prepareIngest(logflare, '[{"msg":"login","project":"default"},{"timestamp":"soon"}]').record);
 write("from_snapshot", withOthers.snapshot());
 write("from_snapshot", everything.snapshot());
+// Text in several LZ4 blocks (each 64 KiB of text before compression).
+const blocks = new LogEndpoints({});
+blocks.ingest("edge_logs", Array.from({ length: 600 }, (_, i) => JSON.stringify({
+  id: `b${i}`, timestamp: 1795177796000000 - i * 1e6, project: `tenant-${i % 7}`, event_message: `GET | 200 | /rest/v1/t${i}`,
+  metadata: [{ request: [{ url: `https://tenant-${i % 7}.supabase.co/rest/v1/t${i}?id=eq.${i * 7919}`, path: `/rest/v1/t${i}` }], note: "x".repeat(i % 300) }],
+})).join("\n"));
+write("from_snapshot", blocks.snapshot());
 for (const text of [
   "2026-11-20", "2026-11-20 10:00", "2026-11-20T10:00:00.123456Z", "2026-11-20T10:00:00+05:30",
   "2026-11-20T10:00:00-0800", "2026-11-20T10:00:00 UTC", "1795177796000000", "9999-12-31T23:59:59.999999Z",

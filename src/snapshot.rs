@@ -6,12 +6,13 @@
 //!
 //! Layout (little-endian): magic `LGENDSNP`, version `u32`, payload length
 //! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table,
-//! the function table, then the other sources' table (since version 3;
-//! version 2 has none and is still read), each column as a count and its values, each text
-//! as a length and its UTF-8. Each project's rows are rebuilt (a pass over a
-//! column); the URL index is stored (rebuilding it hashes every URL), with
-//! its origins since version 4 (versions 2 and 3 are read and their index
-//! built again).
+//! the function table, then the other sources' table, each column as a count
+//! and its values, each text as a length and its UTF-8. A table's free text is
+//! stored as its LZ4 blocks are held (restoring decodes none of them). Each
+//! project's rows are rebuilt (a pass over a column); the URL index is stored
+//! (rebuilding it hashes every URL). Version 4 (dense text, URL origins)
+//! reads no older version: the edge worker replays its stored batches when
+//! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
 //! UTF-8 check (simdutf8) use wasm's 128-bit SIMD; the name maps are built on
@@ -25,10 +26,6 @@ use crate::store::{
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
 const VERSION: u32 = 4;
-/// The version before the URL index held origins: its index is built again.
-const VERSION_WITHOUT_ORIGINS: u32 = 3;
-/// The version before the other sources' table, read as a store without it.
-const VERSION_WITHOUT_OTHER: u32 = 2;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -70,43 +67,56 @@ fn invalid(reason: impl Into<String>) -> Error {
 
 /// The store as snapshot bytes.
 pub fn write(store: &Store) -> Vec<u8> {
-    write_version(store, VERSION)
-}
-
-/// The store as a snapshot of `version` (an older one leaves out what it
-/// did not hold: how the tests make the snapshots older builds wrote).
-fn write_version(store: &Store, version: u32) -> Vec<u8> {
     let mut w = Writer {
         out: vec![0; HEADER_BYTES],
     };
     let edge = &store.edge;
     edge.write_columns(&mut w);
-    w.texts(edge.text.chunks());
+    write_arena(&mut w, &edge.text);
     write_interner(&mut w, &edge.projects);
     write_interner(&mut w, &edge.urls);
     let (filter_words, url_project, origins, origin_words) = edge.url_trigrams.parts();
     w.column(&filter_words);
     w.column(url_project);
-    if version > VERSION_WITHOUT_ORIGINS {
-        write_interner(&mut w, origins);
-        w.column(&origin_words);
-    }
+    write_interner(&mut w, origins);
+    w.column(&origin_words);
     let functions = &store.functions;
     functions.write_columns(&mut w);
     write_interner(&mut w, &functions.projects);
     write_interner(&mut w, &functions.functions);
-    if version > VERSION_WITHOUT_OTHER {
-        write_other(&mut w, &store.other);
-    }
-    seal_in_place(&mut w.out, version);
+    write_other(&mut w, &store.other);
+    seal_in_place(&mut w.out, VERSION);
     w.out
 }
 
 fn write_other(w: &mut Writer, other: &OtherTable) {
     other.write_columns(w);
-    w.texts(other.text.chunks());
+    write_arena(w, &other.text);
     write_interner(w, &other.sources);
     write_interner(w, &other.projects);
+}
+
+/// A text arena: each block's decoded length, the blocks as compressed,
+/// and the open block.
+fn write_arena(w: &mut Writer, text: &Arena) {
+    let (lens, blocks, open) = text.parts();
+    w.column(&lens);
+    w.blobs(&blocks);
+    w.texts(&[open]);
+}
+
+fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
+    let lens = r.column(what)?;
+    let blocks = r.blobs(what)?;
+    let open = match r.texts(what)?.as_mut_slice() {
+        [open] => std::mem::take(open),
+        _ => return Err(invalid(format!("{what} has no one open block"))),
+    };
+    Arena::from_parts(lens, blocks, open).ok_or_else(|| {
+        invalid(format!(
+            "{what} has more blocks than spans address, or lengths for other blocks"
+        ))
+    })
 }
 
 fn write_interner(w: &mut Writer, names: &Interner) {
@@ -138,7 +148,7 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     let (version, rest) = rest.split_at(4);
     let (length, sum) = rest.split_at(8);
     let version = u32::take(version).unwrap_or(0);
-    if ![VERSION, VERSION_WITHOUT_ORIGINS, VERSION_WITHOUT_OTHER].contains(&version) {
+    if version != VERSION {
         return Err(invalid(format!(
             "snapshot version {version}; this build reads version {VERSION}"
         )));
@@ -151,50 +161,34 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     }
     let mut r = Reader { rest: payload };
     let mut edge = EdgeTable::read_columns(&mut r)?;
-    edge.text = Arena::from_chunks(r.texts("edge text")?)
-        .ok_or_else(|| invalid("edge text has more chunks than spans address"))?;
+    edge.text = read_arena(&mut r, "edge text")?;
     edge.projects = read_interner(&mut r, "edge project names")?;
     edge.urls = read_interner(&mut r, "url names")?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
     let url_project: Vec<Sym> = r.column("url projects")?;
-    let url_index = if version == VERSION {
-        let origins = read_interner(&mut r, "url origins")?;
-        let origin_words: Vec<u32> = r.column("project origins")?;
-        Some(
-            UrlTrigrams::from_parts(
-                &filter_words,
-                url_project,
-                origins,
-                &origin_words,
-                (edge.projects.len(), edge.urls.len()),
-            )
-            .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?,
-        )
-    } else {
-        None
-    };
+    let origins = read_interner(&mut r, "url origins")?;
+    let origin_words: Vec<u32> = r.column("project origins")?;
+    edge.url_trigrams = UrlTrigrams::from_parts(
+        &filter_words,
+        url_project,
+        origins,
+        &origin_words,
+        (edge.projects.len(), edge.urls.len()),
+    )
+    .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?;
     let mut functions = FunctionTable::read_columns(&mut r)?;
     functions.projects = read_interner(&mut r, "function project names")?;
     functions.functions = read_interner(&mut r, "function names")?;
-    let mut other = OtherTable::default();
-    if version != VERSION_WITHOUT_OTHER {
-        other = OtherTable::read_columns(&mut r)?;
-        other.text = Arena::from_chunks(r.texts("other sources' text")?)
-            .ok_or_else(|| invalid("other sources' text has more chunks than spans address"))?;
-        other.sources = read_interner(&mut r, "source names")?;
-        other.projects = read_interner(&mut r, "other sources' project names")?;
-    }
+    let mut other = OtherTable::read_columns(&mut r)?;
+    other.text = read_arena(&mut r, "other sources' text")?;
+    other.sources = read_interner(&mut r, "source names")?;
+    other.projects = read_interner(&mut r, "other sources' project names")?;
     if !r.rest.is_empty() {
         return Err(invalid("bytes follow the last table"));
     }
     check_edge(&edge)?;
     check_functions(&functions)?;
     check_other(&other)?;
-    match url_index {
-        Some(index) => edge.url_trigrams = index,
-        // Versions 2 and 3 stored no origins: their index is built again.
-        None => edge.reindex_urls(),
-    }
     edge.by_project = ProjectRows::from_column(&edge.project);
     functions.by_project = ProjectRows::from_column(&functions.project);
     Ok(Store {
@@ -305,15 +299,11 @@ mod tests {
     }
 
     #[test]
-    fn older_versions_read_as_the_store_they_held() {
-        let store = read(&service_with_logs().snapshot()).unwrap();
-        assert_eq!(store.other.len(), 1);
-        // Version 3 held no origins: its URL index is built again, the same.
-        let v3 = read(&write_version(&store, VERSION_WITHOUT_ORIGINS)).unwrap();
-        assert_eq!(write(&v3), write(&store));
-        // Version 2 held no other sources either.
-        let v2 = read(&write_version(&store, VERSION_WITHOUT_OTHER)).unwrap();
-        assert_eq!((v2.edge.len(), v2.other.len()), (1, 0));
+    fn an_older_version_is_refused_by_its_number() {
+        let mut v3 = service_with_logs().snapshot();
+        v3[8..12].copy_from_slice(&3u32.to_le_bytes());
+        let error = read(&v3).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("snapshot version 3; this build reads version 4")));
     }
 
     #[test]

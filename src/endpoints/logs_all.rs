@@ -165,8 +165,7 @@ impl Endpoint for LogsAll {
     }
 
     fn run(query: &LogsAllQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
-        run(&store.edge, query, now, rows);
-        Ok(())
+        run(&store.edge, query, now, rows)
     }
 }
 
@@ -184,15 +183,15 @@ fn bounds(query: &LogsAllQuery, now: Micros) -> (Micros, Option<Micros>) {
     (lower, end)
 }
 
-fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
+fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) -> Result<()> {
     let Some(project) = table.projects.lookup(&query.project) else {
-        return;
+        return Ok(());
     };
     let (lower, end) = bounds(query, now);
     let from = upper_bound(&table.timestamp, lower);
     let to = end.map_or(table.len(), |e| upper_bound(&table.timestamp, e));
     if from >= to {
-        return;
+        return Ok(());
     }
 
     // Newest first, over the project's own rows in the window. Entries that
@@ -208,26 +207,40 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) {
         }
         picked.push((timestamp, row));
     }
-    let text = |column: &[Span], i: usize| column.get(i).and_then(|&span| table.text.get(span));
-    let id = |i: usize| text(&table.id, i).unwrap_or("");
-    picked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| id(a.1).cmp(id(b.1))));
+    // Text is read back (decoded) for the rows returned only.
+    let mut text = table.text.reader();
+    let span = |column: &[Span], i: usize| column.get(i).copied().unwrap_or(Span::NULL);
+    let mut picked: Vec<(Micros, usize, String)> = picked
+        .into_iter()
+        .map(|(timestamp, i)| {
+            let id = text.get(span(&table.id, i)).unwrap_or("").to_owned();
+            (timestamp, i, id)
+        })
+        .collect();
+    picked.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
     picked.truncate(LIMIT);
 
-    for &(timestamp, i) in &picked {
+    for (timestamp, i, id) in &picked {
         rows.push_raw(|out| {
             out.push('{');
             json::push_key(out, "id");
-            json::push_str(out, id(i));
+            json::push_str(out, id);
             out.push(',');
             json::push_key(out, "timestamp");
-            json::push_int(out, timestamp);
+            json::push_int(out, *timestamp);
             out.push(',');
             json::push_key(out, "event_message");
-            json::push_opt_str(out, text(&table.event_message, i));
+            json::push_opt_str(out, text.get(span(&table.event_message, *i)));
             out.push(',');
             json::push_key(out, "metadata");
-            out.push_str(text(&table.metadata, i).unwrap_or("null"));
+            out.push_str(text.get(span(&table.metadata, *i)).unwrap_or("null"));
             out.push('}');
         });
     }
+    if text.damaged() {
+        return Err(Error::InvalidSnapshot {
+            reason: "the stored text of rows logs.all returns does not decode (a damaged snapshot was restored)".into(),
+        });
+    }
+    Ok(())
 }

@@ -75,6 +75,15 @@ impl Writer {
         }
     }
 
+    /// Byte strings, as `texts` writes text.
+    pub fn blobs(&mut self, blobs: &[&[u8]]) {
+        (blobs.len() as u64).put(&mut self.out);
+        for blob in blobs {
+            (blob.len() as u64).put(&mut self.out);
+            self.out.extend_from_slice(blob);
+        }
+    }
+
     pub fn texts<S: AsRef<str>>(&mut self, texts: &[S]) {
         (texts.len() as u64).put(&mut self.out);
         for text in texts {
@@ -125,6 +134,17 @@ impl<'a> Reader<'a> {
             .chunks_exact(T::WIDTH)
             .map(|chunk| T::take(chunk).unwrap_or(T::ZERO))
             .collect())
+    }
+
+    /// What `blobs` wrote.
+    pub fn blobs(&mut self, what: &str) -> Result<Vec<Box<[u8]>>> {
+        let n = self.count(what)?;
+        let mut blobs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let len = self.count(what)?;
+            blobs.push(self.bytes(len, what)?.into());
+        }
+        Ok(blobs)
     }
 
     pub fn texts(&mut self, what: &str) -> Result<Vec<String>> {

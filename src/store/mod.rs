@@ -1,6 +1,7 @@
 //! The in-memory store: one columnar, time-sorted table per stream. Strings that
 //! repeat (projects, functions, URLs) are interned to `u32` ids; free text (ids,
-//! messages, raw metadata) lives in one arena per table and is addressed by spans.
+//! messages, raw metadata) lives in one arena of LZ4 blocks per table (`text`)
+//! and is addressed by spans.
 //! Tables are kept sorted by timestamp so every endpoint can binary-search its window.
 //! Each table is declared once (`table!`, in `columns`): its columns with the
 //! value a row gives each, from which appending, reserving, permuting, sizing
@@ -16,9 +17,11 @@ pub(crate) mod codec;
 #[macro_use]
 pub(crate) mod columns;
 pub mod project_index;
+pub mod text;
 
-use columns::{grown, sum_columns, Column, PointsInto};
+use columns::{sum_columns, Column, PointsInto};
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
+pub use text::{Arena, Span};
 
 /// Id of an interned string; `NONE` stands for null/absent.
 pub type Sym = u32;
@@ -155,140 +158,6 @@ pub(crate) enum NameCount {
     Exact,
 }
 
-/// A slice of a table's text arena: chunk index in the top bits of `at`, offset
-/// within the chunk below; `len == u32::MAX` is null.
-#[derive(Clone, Copy, Debug)]
-pub struct Span {
-    at: u32,
-    len: u32,
-}
-
-impl Span {
-    pub const NULL: Span = Span {
-        at: 0,
-        len: u32::MAX,
-    };
-
-    /// The span's two words, as a snapshot stores them.
-    pub(crate) fn to_parts(self) -> (u32, u32) {
-        (self.at, self.len)
-    }
-
-    pub(crate) fn from_parts(at: u32, len: u32) -> Span {
-        Span { at, len }
-    }
-
-    pub(crate) fn is_null(self) -> bool {
-        self.len == u32::MAX
-    }
-}
-
-const CHUNK_BITS: u32 = 24;
-/// Text is kept in chunks of this size, so that growing the arena never copies
-/// (or briefly doubles) everything held so far: in a 4 GiB wasm memory a single
-/// 1.6 GB string could not grow at all.
-const CHUNK_BYTES: usize = 1 << CHUNK_BITS;
-const MAX_CHUNKS: usize = 1 << (32 - CHUNK_BITS);
-
-/// Free text of a table (ids, messages, raw metadata), in append-only chunks.
-/// A text longer than a chunk gets a chunk of its own.
-#[derive(Default)]
-pub struct Arena {
-    chunks: Vec<String>,
-}
-
-impl Arena {
-    pub(crate) fn chunks(&self) -> &[String] {
-        &self.chunks
-    }
-
-    /// An arena of these chunks; `None` when spans cannot address them all.
-    pub(crate) fn from_chunks(chunks: Vec<String>) -> Option<Arena> {
-        (chunks.len() <= MAX_CHUNKS).then_some(Arena { chunks })
-    }
-
-    /// Chunks and capacity (bytes) after `texts` are pushed, by the rules of `push`.
-    fn after(&self, texts: impl Iterator<Item = usize>) -> (usize, usize) {
-        let mut chunks = self.chunks.len();
-        let mut capacity = self.heap_bytes();
-        let (mut len, mut cap) = self
-            .chunks
-            .last()
-            .map_or((0, 0), |c| (c.len(), c.capacity()));
-        for text in texts {
-            if chunks > 0 && len + text <= CHUNK_BYTES {
-                let new_cap = if chunks == 1 {
-                    grown(len, cap, text).min(CHUNK_BYTES)
-                } else {
-                    cap
-                };
-                capacity += new_cap - cap;
-                (len, cap) = (len + text, new_cap);
-            } else {
-                let new_cap = if chunks == 0 {
-                    text
-                } else {
-                    text.max(CHUNK_BYTES)
-                };
-                chunks += 1;
-                capacity += new_cap + 24;
-                (len, cap) = (text, new_cap);
-            }
-        }
-        (chunks, capacity)
-    }
-
-    fn push(&mut self, value: &str) -> Span {
-        let fits_last = self
-            .chunks
-            .last()
-            .is_some_and(|c| c.len() + value.len() <= CHUNK_BYTES);
-        if !fits_last {
-            // The first chunk grows as needed (small stores stay small); later ones
-            // are allocated whole, once.
-            let capacity = if self.chunks.is_empty() {
-                value.len()
-            } else {
-                value.len().max(CHUNK_BYTES)
-            };
-            self.chunks.push(String::with_capacity(capacity));
-        } else if self.chunks.len() == 1 {
-            if let Some(first) = self.chunks.first_mut() {
-                let target = grown(first.len(), first.capacity(), value.len()).min(CHUNK_BYTES);
-                first.reserve_exact(target - first.len());
-            }
-        }
-        let index = self.chunks.len() - 1;
-        let Some(chunk) = self.chunks.last_mut() else {
-            return Span::NULL;
-        };
-        let offset = chunk.len();
-        chunk.push_str(value);
-
-        Span {
-            at: ((index as u32) << CHUNK_BITS) | offset as u32,
-            len: value.len() as u32,
-        }
-    }
-
-    fn push_opt(&mut self, value: Option<&str>) -> Span {
-        value.map_or(Span::NULL, |v| self.push(v))
-    }
-
-    pub fn get(&self, span: Span) -> Option<&str> {
-        if span.len == u32::MAX {
-            return None;
-        }
-        let chunk = self.chunks.get((span.at >> CHUNK_BITS) as usize)?;
-        let start = (span.at & (CHUNK_BYTES as u32 - 1)) as usize;
-        chunk.get(start..start + span.len as usize)
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.chunks.iter().map(String::capacity).sum::<usize>() + self.chunks.len() * 24
-    }
-}
-
 impl PointsInto<Interner> for Sym {
     fn all_point_into(values: &[Sym], names: &Interner) -> bool {
         let len = names.len();
@@ -300,7 +169,7 @@ impl PointsInto<Interner> for Sym {
 
 impl PointsInto<Arena> for Span {
     fn all_point_into(values: &[Span], text: &Arena) -> bool {
-        values.iter().all(|&s| s.is_null() || text.get(s).is_some())
+        values.iter().all(|&s| s.is_null() || text.holds(s))
     }
 }
 
@@ -450,7 +319,7 @@ impl EdgeTable {
 
     /// Whether `entries` can be addressed: text chunks and request offsets are `u32`.
     pub(crate) fn fits(&self, entries: &[StagedEdge]) -> bool {
-        self.text.after(Self::texts(entries)).0 <= MAX_CHUNKS
+        self.text.after(Self::texts(entries)).0 <= text::MAX_BLOCKS
             && self.request_url.len() + entries.iter().map(|e| e.requests.len()).sum::<usize>()
                 < u32::MAX as usize
     }
@@ -528,22 +397,6 @@ impl EdgeTable {
             self.entry_columns_mut(),
         );
         self.by_project.update(&self.project, first_new, reordered);
-    }
-
-    /// Builds the URL index again from the columns (a snapshot from before
-    /// it held origins).
-    pub(crate) fn reindex_urls(&mut self) {
-        self.url_trigrams = UrlTrigrams::default();
-        self.url_trigrams.index(
-            EntryUrls {
-                project: &self.project,
-                requests: &self.requests,
-                request_url: &self.request_url,
-            },
-            0..self.len(),
-            &self.urls,
-            self.projects.len(),
-        );
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -624,7 +477,7 @@ impl OtherTable {
 
     /// Whether `entries` can be addressed: text chunks are `u32`.
     pub(crate) fn fits(&self, entries: &[StagedOther]) -> bool {
-        self.text.after(Self::texts(entries)).0 <= MAX_CHUNKS
+        self.text.after(Self::texts(entries)).0 <= text::MAX_BLOCKS
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
