@@ -29,38 +29,111 @@ pub const NONE: Sym = u32::MAX;
 
 /// Interned strings, one after another in one text (so that reading them in id
 /// order, as a scan over new URLs does, streams through memory, and a snapshot
-/// restores them with one copy). The map from string to id is built on first
-/// use, so a store read from a snapshot pays for it only when it is looked up
-/// or grows (queries never look up URLs).
+/// restores them with one copy). Each string is held once: the map from
+/// strings to ids keeps their hashes, and a lookup compares the text. The map
+/// is built on first use, so a store read from a snapshot pays for it only
+/// when it is looked up or grows (queries never look up URLs).
 #[derive(Default)]
 pub struct Interner {
-    ids: OnceCell<HashMap<Box<str>, Sym>>,
+    ids: OnceCell<Ids>,
     text: String,
     /// Where each value ends in `text` (it starts where the one before ends).
     ends: Vec<u64>,
 }
 
+/// A hash used as its own key (it is one already).
+#[derive(Default)]
+struct HashIsKey(u64);
+
+impl std::hash::Hasher for HashIsKey {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+}
+
+/// An interner's ids by the hash of their string; the rare string whose hash
+/// an earlier one has is kept whole in `collided`.
+#[derive(Default)]
+struct Ids {
+    hasher: std::collections::hash_map::RandomState,
+    by_hash: HashMap<u64, Sym, std::hash::BuildHasherDefault<HashIsKey>>,
+    collided: HashMap<Box<str>, Sym>,
+}
+
+impl Ids {
+    fn hash(&self, value: &str) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.hasher, value)
+    }
+
+    fn find<'t>(&self, hash: u64, value: &str, text_of: impl Fn(Sym) -> &'t str) -> Option<Sym> {
+        match self.by_hash.get(&hash) {
+            Some(&id) if text_of(id) == value => Some(id),
+            Some(_) => self.collided.get(value).copied(),
+            None => None,
+        }
+    }
+
+    fn insert(&mut self, hash: u64, value: &str, id: Sym) {
+        match self.by_hash.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collided.entry(value.into()).or_insert(id);
+            }
+        }
+    }
+}
+
+/// Value `id` of an interner's `text` cut at `ends`.
+fn value_of<'t>(text: &'t str, ends: &[u64], id: Sym) -> &'t str {
+    let at = id as usize;
+    let start = match at.checked_sub(1) {
+        Some(before) => ends.get(before).copied(),
+        None => Some(0),
+    };
+    start
+        .zip(ends.get(at).copied())
+        .and_then(|(start, end)| text.get(start as usize..end as usize))
+        .unwrap_or("")
+}
+
 impl Interner {
-    fn ids(&self) -> &HashMap<Box<str>, Sym> {
+    fn ids(&self) -> &Ids {
         self.ids.get_or_init(|| {
-            let mut ids = HashMap::with_capacity(self.len());
+            let mut ids = Ids::default();
+            ids.by_hash.reserve(self.len());
             for id in 0..self.len() as Sym {
+                let value = self.get(id);
+                let hash = ids.hash(value);
                 // A repeated value (only in a crafted snapshot) keeps its first id.
-                ids.entry(self.get(id).into()).or_insert(id);
+                if ids.find(hash, value, |id| self.get(id)).is_none() {
+                    ids.insert(hash, value, id);
+                }
             }
             ids
         })
     }
 
     pub fn intern(&mut self, value: &str) -> Sym {
-        if let Some(&id) = self.ids().get(value) {
+        let ids = self.ids();
+        let hash = ids.hash(value);
+        if let Some(id) = ids.find(hash, value, |id| value_of(&self.text, &self.ends, id)) {
             return id;
         }
         let id = self.len() as Sym;
         self.text.push_str(value);
         self.ends.push(self.text.len() as u64);
         if let Some(ids) = self.ids.get_mut() {
-            ids.insert(value.into(), id);
+            ids.insert(hash, value, id);
         }
         id
     }
@@ -70,19 +143,12 @@ impl Interner {
     }
 
     pub fn lookup(&self, value: &str) -> Option<Sym> {
-        self.ids().get(value).copied()
+        let ids = self.ids();
+        ids.find(ids.hash(value), value, |id| self.get(id))
     }
 
     pub fn get(&self, id: Sym) -> &str {
-        let at = id as usize;
-        let start = match at.checked_sub(1) {
-            Some(before) => self.ends.get(before).copied(),
-            None => Some(0),
-        };
-        start
-            .zip(self.ends.get(at).copied())
-            .and_then(|(start, end)| self.text.get(start as usize..end as usize))
-            .unwrap_or("")
+        value_of(&self.text, &self.ends, id)
     }
 
     pub fn len(&self) -> usize {
@@ -119,9 +185,16 @@ impl Interner {
         values
     }
 
-    /// Each string is held twice (map key and text), plus its slots.
+    /// Each string is held once, plus its slots (its end and its hash's
+    /// entry); one whose hash another has is held again, whole.
     fn heap_bytes(&self) -> usize {
-        2 * self.text.len() + self.len() * INTERNED_OVERHEAD
+        let collided = self.ids.get().map_or(0, |ids| {
+            ids.collided
+                .keys()
+                .map(|k| k.len() + INTERNED_OVERHEAD)
+                .sum()
+        });
+        self.text.len() + self.len() * INTERNED_OVERHEAD + collided
     }
 
     /// What interning `value` would add to `heap_bytes` (counted again for a value
@@ -129,7 +202,7 @@ impl Interner {
     fn bytes_to_intern(&self, value: Option<&str>, names: NameCount) -> usize {
         value
             .filter(|v| matches!(names, NameCount::AllNew) || self.lookup(v).is_none())
-            .map_or(0, |v| 2 * v.len() + INTERNED_OVERHEAD)
+            .map_or(0, |v| v.len() + INTERNED_OVERHEAD)
     }
 }
 
@@ -573,4 +646,44 @@ pub fn lower_bound(timestamps: &[Micros], at: Micros) -> usize {
 /// First index whose timestamp is `> at` in a sorted column.
 pub fn upper_bound(timestamps: &[Micros], at: Micros) -> usize {
     timestamps.partition_point(|&t| t <= at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_whose_hashes_collide_keep_their_own_ids() {
+        let texts = ["a", "b"];
+        let mut ids = Ids::default();
+        ids.insert(1, "a", 0);
+        ids.insert(1, "b", 1);
+        let text_of = |id: Sym| texts[id as usize];
+        assert_eq!(ids.find(1, "a", text_of), Some(0));
+        assert_eq!(ids.find(1, "b", text_of), Some(1));
+        assert_eq!(ids.find(1, "c", text_of), None);
+        assert_eq!(ids.find(2, "a", text_of), None);
+    }
+
+    #[test]
+    fn an_interner_read_back_finds_each_value_once() {
+        let mut names = Interner::default();
+        let values: Vec<String> = (0..1000)
+            .map(|i| format!("https://tenant-{i}.supabase.co/"))
+            .collect();
+        let ids: Vec<Sym> = values.iter().map(|v| names.intern(v)).collect();
+        assert_eq!(
+            values.iter().map(|v| names.intern(v)).collect::<Vec<_>>(),
+            ids
+        );
+        let (text, ends) = names.parts();
+        let restored = Interner::from_parts(text.to_owned(), ends.to_vec()).unwrap();
+        for (value, &id) in values.iter().zip(&ids) {
+            assert_eq!(
+                (restored.lookup(value), restored.get(id)),
+                (Some(id), value.as_str())
+            );
+        }
+        assert_eq!(restored.lookup("https://tenant-1000.supabase.co/"), None);
+    }
 }
