@@ -20,6 +20,7 @@
 
 use crate::error::{Error, Result};
 use crate::store::codec::{Fixed, Reader, Writer};
+use crate::store::text::StoredBlock;
 use crate::store::{
     Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlTrigrams,
 };
@@ -96,25 +97,42 @@ fn write_other(w: &mut Writer, other: &OtherTable) {
     write_interner(w, &other.projects);
 }
 
-/// A text arena: each block's decoded length, the blocks as compressed,
-/// and the open block.
+/// A text arena: per block whether it is sealed and its decoded length,
+/// the blocks' bytes (compressed, or an open block's text), and each lane's
+/// open block.
 fn write_arena(w: &mut Writer, text: &Arena) {
-    let (lens, blocks, open) = text.parts();
+    let (blocks, open_of) = text.parts();
+    let sealed: Vec<u8> = blocks.iter().map(|b| u8::from(b.sealed)).collect();
+    let lens: Vec<u32> = blocks.iter().map(|b| b.len).collect();
+    let bytes: Vec<&[u8]> = blocks.iter().map(|b| &b.bytes[..]).collect();
+    w.column(&sealed);
     w.column(&lens);
-    w.blobs(&blocks);
-    w.texts(&[open]);
+    w.blobs(&bytes);
+    w.column(open_of);
 }
 
 fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
-    let lens = r.column(what)?;
-    let blocks = r.blobs(what)?;
-    let open = match r.texts(what)?.as_mut_slice() {
-        [open] => std::mem::take(open),
-        _ => return Err(invalid(format!("{what} has no one open block"))),
-    };
-    Arena::from_parts(lens, blocks, open).ok_or_else(|| {
+    let sealed: Vec<u8> = r.column(what)?;
+    let lens: Vec<u32> = r.column(what)?;
+    let bytes = r.blobs(what)?;
+    let open_of: Vec<u32> = r.column(what)?;
+    let blocks = (sealed.len() == lens.len() && lens.len() == bytes.len())
+        .then(|| {
+            sealed
+                .iter()
+                .zip(lens)
+                .zip(bytes)
+                .map(|((&sealed, len), bytes)| StoredBlock {
+                    sealed: sealed != 0,
+                    len,
+                    bytes: bytes.into_vec().into(),
+                })
+                .collect()
+        })
+        .ok_or_else(|| invalid(format!("{what} has blocks of different counts")))?;
+    Arena::from_parts(blocks, open_of).ok_or_else(|| {
         invalid(format!(
-            "{what} has more blocks than spans address, or lengths for other blocks"
+            "{what} has more blocks than spans address, an open block that is not UTF-8 of its length, or a lane without an open block"
         ))
     })
 }

@@ -20,6 +20,7 @@ pub mod project_index;
 pub mod text;
 
 use columns::{sum_columns, Column, PointsInto};
+use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 pub use text::{Arena, Span};
 
@@ -253,12 +254,13 @@ table! {
     /// Edge request log entries (logs.all, usage.api-counts).
     pub struct EdgeTable {
         // One row per entry.
-        group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedEdge, first_request: u32) {
+        // Its text goes to its project's lane (`project` is interned first).
+        group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedEdge, first_request: u32, project: Sym) {
             timestamp: Micros = entry.timestamp;
-            id: Span [text] = table.text.push(&entry.id);
-            event_message: Span [text] = table.text.push_opt(entry.event_message.as_deref());
-            project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
-            metadata: Span [text] = table.text.push_opt(entry.metadata);
+            project: Sym [projects] = project;
+            id: Span [text] = table.text.push(slot(project), &entry.id);
+            event_message: Span [text] = table.text.push_opt(slot(project), entry.event_message.as_deref());
+            metadata: Span [text] = table.text.push_opt(slot(project), entry.metadata);
             /// Each entry's requests: a range of the request columns.
             requests: (u32, u32) = (first_request, entry.requests.len() as u32);
         }
@@ -327,9 +329,9 @@ table! {
         group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedOther) {
             timestamp: Micros = entry.timestamp;
             source: Sym [sources] = table.sources.intern(entry.source);
-            id: Span [text] = table.text.push(&entry.id);
+            id: Span [text] = table.text.push(0, &entry.id);
             project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
-            entry: Span [text] = table.text.push(entry.entry);
+            entry: Span [text] = table.text.push(0, entry.entry);
         }
         parts {
             text: Arena,
@@ -378,21 +380,35 @@ impl EdgeTable {
         self.timestamp.len()
     }
 
-    fn texts<'e>(entries: &'e [StagedEdge]) -> impl Iterator<Item = usize> + 'e {
-        entries.iter().flat_map(|e| {
-            [
+    /// The texts `entries` push, each with its lane (a project not held yet
+    /// gets a lane past the others).
+    fn texts(&self, entries: &[StagedEdge]) -> Vec<(usize, usize)> {
+        let mut new_lanes: HashMap<&str, usize> = HashMap::new();
+        let mut texts = Vec::with_capacity(entries.len() * 3);
+        for e in entries {
+            let lane = match e.project.as_deref() {
+                None => slot(NONE),
+                Some(name) => match self.projects.lookup(name) {
+                    Some(project) => slot(project),
+                    None => {
+                        let next = self.projects.len() + 1 + new_lanes.len();
+                        *new_lanes.entry(name).or_insert(next)
+                    }
+                },
+            };
+            let lengths = [
                 Some(e.id.len()),
                 e.event_message.as_ref().map(|m| m.len()),
                 e.metadata.map(str::len),
-            ]
-            .into_iter()
-            .flatten()
-        })
+            ];
+            texts.extend(lengths.into_iter().flatten().map(|len| (lane, len)));
+        }
+        texts
     }
 
     /// Whether `entries` can be addressed: text chunks and request offsets are `u32`.
     pub(crate) fn fits(&self, entries: &[StagedEdge]) -> bool {
-        self.text.after(Self::texts(entries)).0 <= text::MAX_BLOCKS
+        self.text.after(self.texts(entries).into_iter()).0 <= text::MAX_BLOCKS
             && self.request_url.len() + entries.iter().map(|e| e.requests.len()).sum::<usize>()
                 < u32::MAX as usize
     }
@@ -410,7 +426,8 @@ impl EdgeTable {
             .flat_map(|e| &e.requests)
             .map(|r| self.urls.bytes_to_intern(r.url.as_deref(), names))
             .sum();
-        let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
+        let text_growth =
+            self.text.after(self.texts(entries).into_iter()).1 - self.text.heap_bytes();
         let new_projects = new_names(
             &self.projects,
             entries.iter().map(|e| e.project.as_deref()),
@@ -453,8 +470,10 @@ impl EdgeTable {
             for request in &entry.requests {
                 Self::push_request(self, request);
             }
-            Self::push_entry(self, entry, first_request);
+            let project = self.projects.intern_opt(entry.project.as_deref());
+            Self::push_entry(self, entry, first_request, project);
         }
+        self.text.compact();
         self.url_trigrams.index(
             EntryUrls {
                 project: &self.project,
@@ -544,8 +563,11 @@ impl OtherTable {
         self.timestamp.len()
     }
 
-    fn texts<'e>(entries: &'e [StagedOther]) -> impl Iterator<Item = usize> + 'e {
-        entries.iter().flat_map(|e| [e.id.len(), e.entry.len()])
+    /// The texts `entries` push, all in one lane (no endpoint reads them).
+    fn texts<'e>(entries: &'e [StagedOther]) -> impl Iterator<Item = (usize, usize)> + 'e {
+        entries
+            .iter()
+            .flat_map(|e| [(0, e.id.len()), (0, e.entry.len())])
     }
 
     /// Whether `entries` can be addressed: text chunks are `u32`.

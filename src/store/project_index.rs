@@ -16,8 +16,9 @@ use std::ops::Range;
 use super::columns::{grow, grown};
 use super::{EntryUrls, Interner, Sym, NONE};
 
-/// Slot of a project in the indexes: 0 holds entries with no project.
-fn slot(project: Sym) -> usize {
+/// Slot of a project in the indexes (and its lane of text): 0 holds entries
+/// with no project.
+pub(crate) fn slot(project: Sym) -> usize {
     if project == NONE {
         0
     } else {

@@ -1,9 +1,11 @@
 //! A table's free text (ids, messages, raw metadata, other sources' entries)
-//! in LZ4 blocks: text is appended to an open block, which is compressed
-//! once it is full, so memory holds about a quarter of the text's bytes.
-//! Only logs.all reads text back, for the rows it returns: a `TextReader`
-//! decodes the blocks those rows point into, each once, and checks them.
-//! A snapshot stores the blocks as they are (restoring decodes nothing).
+//! in LZ4 blocks, in lanes: each lane (a project's entries) fills a block of
+//! its own, which is compressed once full, so memory holds about a quarter
+//! of the text's bytes and a project's newest rows are in its last blocks.
+//! Only logs.all reads text back, for the rows of one project it returns: a
+//! `TextReader` decodes the few blocks those rows point into, each once, and
+//! checks them. A snapshot stores the blocks as they are (restoring decodes
+//! nothing).
 
 use super::columns::grown;
 
@@ -44,125 +46,256 @@ impl Span {
     }
 }
 
-const BLOCK_BITS: u32 = 16;
+const BLOCK_BITS: u32 = 14;
 /// Text is compressed in blocks of this size: LZ4 finds most of the
-/// repetition between log entries within it (0.24 of the text's bytes on
-/// the benchmark's logs), and logs.all decodes one in tens of microseconds.
-/// A text longer than a block gets a block of its own.
+/// repetition between one project's entries within it, and logs.all decodes
+/// one in microseconds. A text longer than a block gets a block of its own.
 const BLOCK_BYTES: usize = 1 << BLOCK_BITS;
 pub(crate) const MAX_BLOCKS: usize = 1 << (32 - BLOCK_BITS);
+/// No block: a lane that has not opened one.
+const NO_BLOCK: u32 = u32::MAX;
 
-/// One full block: its text compressed, and how long it is decoded.
-struct Block {
-    compressed: Box<[u8]>,
-    len: u32,
+/// A block: being filled by its lane, or full and compressed (with its
+/// decoded length).
+enum Block {
+    Open(String),
+    Sealed { compressed: Box<[u8]>, len: u32 },
 }
 
-/// Bytes a block costs besides its compressed text (its slot).
+/// Bytes a block costs besides its text (its slot).
 const BLOCK_SLOT: usize = std::mem::size_of::<Block>();
+
+/// A block of a snapshot: `len` bytes decoded; `bytes` compressed when
+/// `sealed`, else the open block's UTF-8.
+pub(crate) struct StoredBlock<'a> {
+    pub sealed: bool,
+    pub len: u32,
+    pub bytes: std::borrow::Cow<'a, [u8]>,
+}
+
+/// Capacity an open block grows to so that `more` bytes fit: by `grown`'s
+/// rule, never past a block (unless one text is longer).
+fn open_capacity(len: usize, capacity: usize, more: usize) -> usize {
+    let needed = len + more;
+    if needed <= capacity {
+        capacity
+    } else {
+        grown(len, capacity, more).min(BLOCK_BYTES).max(needed)
+    }
+}
 
 #[derive(Default)]
 pub struct Arena {
     blocks: Vec<Block>,
-    /// The block being filled (index `blocks.len()`), not compressed yet.
-    open: String,
+    /// Per lane, the block it is filling (`NO_BLOCK`: none yet).
+    open_of: Vec<u32>,
 }
 
+/// Open blocks may hold at most this share of an arena's text (decoded)…
+const OPEN_SHARE: usize = 16;
+/// … or this many bytes, whichever is more: past it, `compact` seals the
+/// largest, so that many projects that send little leave little text
+/// uncompressed.
+const OPEN_FLOOR: usize = 256 << 10;
+/// What sealing an open block may add to its bytes (LZ4's bound over its
+/// length, when it finds nothing to shorten), counted by `after`.
+const SEAL_SLACK: usize = BLOCK_BYTES / 255 + 16;
+
 impl Arena {
-    /// Blocks (`len` of each decoded, and its compressed bytes) and the open
-    /// block: what a snapshot stores.
-    pub(crate) fn parts(&self) -> (Vec<u32>, Vec<&[u8]>, &str) {
-        let lens = self.blocks.iter().map(|b| b.len).collect();
-        let compressed = self.blocks.iter().map(|b| &b.compressed[..]).collect();
-        (lens, compressed, &self.open)
-    }
-
-    /// The arena of these parts; `None` when spans cannot address them all.
-    pub(crate) fn from_parts(
-        lens: Vec<u32>,
-        compressed: Vec<Box<[u8]>>,
-        open: String,
-    ) -> Option<Arena> {
-        (lens.len() == compressed.len() && lens.len() < MAX_BLOCKS).then(|| Arena {
-            blocks: lens
-                .into_iter()
-                .zip(compressed)
-                .map(|(len, compressed)| Block { compressed, len })
-                .collect(),
-            open,
-        })
-    }
-
-    /// Blocks and heap bytes after `texts` are pushed, by the rules of
-    /// `push`: an upper bound, since each block to be sealed is counted at
-    /// LZ4's largest output for it.
-    pub(crate) fn after(&self, texts: impl Iterator<Item = usize>) -> (usize, usize) {
-        let mut open = self.open.len();
-        let mut sealed = Vec::new();
-        for text in texts {
-            if open > 0 && open + text > BLOCK_BYTES {
-                sealed.push(open);
-                open = 0;
-            }
-            open += text;
-        }
-        let blocks = self.blocks.len() + sealed.len();
-        let slots = grown(self.blocks.len(), self.blocks.capacity(), sealed.len());
-        let compressed: usize = sealed
+    /// Every block and each lane's open block: what a snapshot stores.
+    pub(crate) fn parts(&self) -> (Vec<StoredBlock<'_>>, &[u32]) {
+        let blocks = self
+            .blocks
             .iter()
-            .map(|&len| lz4_flex::block::get_maximum_output_size(len))
-            .sum();
-        let bytes = self.compressed_bytes()
-            + compressed
-            + slots * BLOCK_SLOT
-            + open.max(BLOCK_BYTES).max(self.open.capacity());
-        (blocks + 1, bytes)
+            .map(|block| match block {
+                Block::Open(text) => StoredBlock {
+                    sealed: false,
+                    len: text.len() as u32,
+                    bytes: text.as_bytes().into(),
+                },
+                Block::Sealed { compressed, len } => StoredBlock {
+                    sealed: true,
+                    len: *len,
+                    bytes: (&compressed[..]).into(),
+                },
+            })
+            .collect();
+        (blocks, &self.open_of)
     }
 
-    fn compressed_bytes(&self) -> usize {
-        self.blocks.iter().map(|b| b.compressed.len()).sum()
-    }
-
-    /// Compresses the open block and starts the next.
-    fn seal(&mut self) {
-        let compressed = lz4_flex::block::compress(self.open.as_bytes());
-        self.blocks.push(Block {
-            compressed: compressed.into_boxed_slice(),
-            len: self.open.len() as u32,
-        });
-        self.open.clear();
-        // After a text longer than a block, the open block is one block again.
-        self.open.shrink_to(BLOCK_BYTES);
-    }
-
-    pub(crate) fn push(&mut self, value: &str) -> Span {
-        if !self.open.is_empty() && self.open.len() + value.len() > BLOCK_BYTES {
-            self.seal();
+    /// The arena of these parts; `None` when spans cannot address them all,
+    /// an open block is not UTF-8 of its length, or a lane's block is not an
+    /// open one (sealed blocks are checked when a reader decodes them).
+    pub(crate) fn from_parts(blocks: Vec<StoredBlock<'_>>, open_of: Vec<u32>) -> Option<Arena> {
+        if blocks.len() > MAX_BLOCKS {
+            return None;
         }
-        let needed = self.open.len() + value.len();
-        if needed > self.open.capacity() {
-            // Exactly one block (or the one long text), as `after` predicts.
-            self.open
-                .reserve_exact(needed.max(BLOCK_BYTES) - self.open.len());
+        let blocks = blocks
+            .into_iter()
+            .map(|block| {
+                if block.sealed {
+                    Some(Block::Sealed {
+                        compressed: block.bytes.into_owned().into_boxed_slice(),
+                        len: block.len,
+                    })
+                } else {
+                    let text = simdutf8::basic::from_utf8(&block.bytes).ok()?;
+                    (text.len() == block.len as usize).then(|| Block::Open(text.to_owned()))
+                }
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let lanes_fit = open_of
+            .iter()
+            .all(|&b| b == NO_BLOCK || matches!(blocks.get(b as usize), Some(Block::Open(_))));
+        lanes_fit.then_some(Arena { blocks, open_of })
+    }
+
+    /// Blocks and heap bytes after `texts` (each a lane and a length; a lane
+    /// past the arena's is a new one) are pushed, by the rules of `push`: an
+    /// upper bound, since each block to be sealed is counted at LZ4's largest
+    /// output for it.
+    pub(crate) fn after(&self, texts: impl Iterator<Item = (usize, usize)>) -> (usize, usize) {
+        // Per lane touched: its open block's length and capacity.
+        let mut lanes: std::collections::HashMap<usize, (usize, usize)> = Default::default();
+        let mut new_blocks = 0usize;
+        let mut bytes = self.heap_bytes();
+        for (lane, text) in texts {
+            let (len, capacity) = lanes.entry(lane).or_insert_with(|| {
+                match self
+                    .open_of
+                    .get(lane)
+                    .and_then(|&b| self.blocks.get(b as usize))
+                {
+                    Some(Block::Open(open)) => (open.len(), open.capacity()),
+                    _ => (0, 0),
+                }
+            });
+            if *len > 0 && *len + text > BLOCK_BYTES {
+                bytes = bytes + lz4_flex::block::get_maximum_output_size(*len) - *capacity;
+                (*len, *capacity) = (0, 0);
+            }
+            if *len == 0 && *capacity == 0 {
+                new_blocks += 1;
+            }
+            let grown_to = open_capacity(*len, *capacity, text);
+            bytes += grown_to - *capacity;
+            (*len, *capacity) = (*len + text, grown_to);
         }
-        let offset = self.open.len();
-        self.open.push_str(value);
+        let lanes_after = lanes
+            .keys()
+            .map(|&l| l + 1)
+            .max()
+            .unwrap_or(0)
+            .max(self.open_of.len());
+        let slots =
+            grown(self.blocks.len(), self.blocks.capacity(), new_blocks) - self.blocks.capacity();
+        let lane_slots = grown(
+            self.open_of.len(),
+            self.open_of.capacity(),
+            lanes_after - self.open_of.len(),
+        ) - self.open_of.capacity();
+        // `compact` may then seal any open block.
+        let open_blocks = lanes_after;
+        (
+            self.blocks.len() + new_blocks,
+            bytes + slots * BLOCK_SLOT + lane_slots * 4 + open_blocks * SEAL_SLACK,
+        )
+    }
+
+    /// Seals the largest open blocks while open blocks hold more than their
+    /// share of the text (see `OPEN_SHARE`); their lanes start new ones.
+    pub(crate) fn compact(&mut self) {
+        let mut text = 0usize;
+        let mut open = Vec::new();
+        for block in &self.blocks {
+            match block {
+                Block::Open(t) => text += t.len(),
+                Block::Sealed { len, .. } => text += *len as usize,
+            }
+        }
+        for (lane, &index) in self.open_of.iter().enumerate() {
+            if let Some(Block::Open(t)) = self.blocks.get(index as usize) {
+                open.push((t.len(), lane, index));
+            }
+        }
+        let limit = (text / OPEN_SHARE).max(OPEN_FLOOR);
+        let mut held: usize = open.iter().map(|&(len, ..)| len).sum();
+        if held <= limit {
+            return;
+        }
+        open.sort_unstable_by_key(|&(len, ..)| std::cmp::Reverse(len));
+        for (len, lane, index) in open {
+            if held <= limit {
+                break;
+            }
+            self.seal(index as usize);
+            if let Some(slot) = self.open_of.get_mut(lane) {
+                *slot = NO_BLOCK;
+            }
+            held -= len;
+        }
+    }
+
+    /// Compresses block `index` (a full open one).
+    fn seal(&mut self, index: usize) {
+        if let Some(block) = self.blocks.get_mut(index) {
+            if let Block::Open(text) = block {
+                let compressed = lz4_flex::block::compress(text.as_bytes());
+                *block = Block::Sealed {
+                    compressed: compressed.into_boxed_slice(),
+                    len: text.len() as u32,
+                };
+            }
+        }
+    }
+
+    /// Appends `value` to `lane`'s block (a new one when it would pass a block).
+    pub(crate) fn push(&mut self, lane: usize, value: &str) -> Span {
+        if self.open_of.len() <= lane {
+            let more = lane + 1 - self.open_of.len();
+            super::columns::grow(&mut self.open_of, more);
+            self.open_of.resize(lane + 1, NO_BLOCK);
+        }
+        let mut index = self.open_of.get(lane).copied().unwrap_or(NO_BLOCK);
+        let open_len = match self.blocks.get(index as usize) {
+            Some(Block::Open(text)) => Some(text.len()),
+            _ => None,
+        };
+        if open_len.is_some_and(|len| len > 0 && len + value.len() > BLOCK_BYTES) {
+            self.seal(index as usize);
+            index = NO_BLOCK;
+        }
+        if index == NO_BLOCK || open_len.is_none() {
+            super::columns::grow(&mut self.blocks, 1);
+            self.blocks.push(Block::Open(String::new()));
+            index = (self.blocks.len() - 1) as u32;
+            if let Some(slot) = self.open_of.get_mut(lane) {
+                *slot = index;
+            }
+        }
+        let Some(Block::Open(text)) = self.blocks.get_mut(index as usize) else {
+            return Span::NULL;
+        };
+        let capacity = open_capacity(text.len(), text.capacity(), value.len());
+        text.reserve_exact(capacity - text.len());
+        let offset = text.len();
+        text.push_str(value);
         Span {
-            at: ((self.blocks.len() as u32) << BLOCK_BITS) | offset as u32,
+            at: (index << BLOCK_BITS) | offset as u32,
             len: value.len() as u32,
         }
     }
 
-    pub(crate) fn push_opt(&mut self, value: Option<&str>) -> Span {
-        value.map_or(Span::NULL, |v| self.push(v))
+    pub(crate) fn push_opt(&mut self, lane: usize, value: Option<&str>) -> Span {
+        value.map_or(Span::NULL, |v| self.push(lane, v))
     }
 
-    /// Whether `span` lies within its block (a snapshot's check; its text is
-    /// checked when a reader decodes the block).
+    /// Whether `span` lies within its block (a snapshot's check; a sealed
+    /// block's text is checked when a reader decodes it).
     pub(crate) fn holds(&self, span: Span) -> bool {
         let len = match self.blocks.get(span.block()) {
-            Some(block) => block.len as usize,
-            None if span.block() == self.blocks.len() => self.open.len(),
+            Some(Block::Open(text)) => text.len(),
+            Some(Block::Sealed { len, .. }) => *len as usize,
             None => return false,
         };
         span.range().end <= len
@@ -178,13 +311,21 @@ impl Arena {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.compressed_bytes() + self.blocks.capacity() * BLOCK_SLOT + self.open.capacity()
+        let text: usize = self
+            .blocks
+            .iter()
+            .map(|block| match block {
+                Block::Open(text) => text.capacity(),
+                Block::Sealed { compressed, .. } => compressed.len(),
+            })
+            .sum();
+        text + self.blocks.capacity() * BLOCK_SLOT + self.open_of.capacity() * 4
     }
 }
 
-/// Blocks a reader keeps decoded: logs.all's rows are close in time, and so
-/// mostly in a few neighbouring blocks.
-const DECODED_BLOCKS: usize = 8;
+/// Blocks a reader keeps decoded: logs.all's rows are one project's newest,
+/// and so in its last few blocks.
+const DECODED_BLOCKS: usize = 16;
 
 /// Reads spans of an arena, decoding each block it needs once (the last
 /// few kept). A block that does not decode into UTF-8 of its length (only a
@@ -201,25 +342,27 @@ impl TextReader<'_> {
             return None;
         }
         let index = span.block();
-        let Some(block) = self.arena.blocks.get(index) else {
-            return self.arena.open.get(span.range());
-        };
-        let at = match self.decoded.iter().position(|(i, _)| *i == index) {
-            Some(at) => at,
-            None => {
-                let text = decode(block);
-                self.damaged |= text.is_none();
-                if self.decoded.len() == DECODED_BLOCKS {
-                    self.decoded.remove(0);
-                }
-                self.decoded.push((index, text.unwrap_or_default()));
-                self.decoded.len() - 1
+        let text = match self.arena.blocks.get(index) {
+            Some(Block::Open(text)) => text.get(span.range()),
+            Some(Block::Sealed { compressed, len }) => {
+                let at = match self.decoded.iter().position(|(i, _)| *i == index) {
+                    Some(at) => at,
+                    None => {
+                        let text = decode(compressed, *len);
+                        self.damaged |= text.is_none();
+                        if self.decoded.len() == DECODED_BLOCKS {
+                            self.decoded.remove(0);
+                        }
+                        self.decoded.push((index, text.unwrap_or_default()));
+                        self.decoded.len() - 1
+                    }
+                };
+                self.decoded
+                    .get(at)
+                    .and_then(|(_, text)| text.get(span.range()))
             }
+            None => None,
         };
-        let text = self
-            .decoded
-            .get(at)
-            .and_then(|(_, text)| text.get(span.range()));
         self.damaged |= text.is_none();
         text
     }
@@ -230,9 +373,9 @@ impl TextReader<'_> {
     }
 }
 
-fn decode(block: &Block) -> Option<String> {
-    let bytes = lz4_flex::block::decompress(&block.compressed, block.len as usize).ok()?;
-    (bytes.len() == block.len as usize)
+fn decode(compressed: &[u8], len: u32) -> Option<String> {
+    let bytes = lz4_flex::block::decompress(compressed, len as usize).ok()?;
+    (bytes.len() == len as usize)
         .then(|| String::from_utf8(bytes).ok())
         .flatten()
 }
@@ -242,38 +385,101 @@ mod tests {
     use super::*;
 
     #[test]
-    fn text_reads_back_across_blocks_and_after_long_texts() {
+    fn text_reads_back_across_lanes_blocks_and_long_texts() {
         let mut arena = Arena::default();
         let long = "x".repeat(BLOCK_BYTES * 2 + 3);
-        let texts: Vec<String> = (0..5000)
+        let texts: Vec<(usize, String)> = (0..5000)
             .map(|i| match i % 997 {
-                0 => long.clone(),
-                _ => format!("{{\"entry\":{i},\"é\":\"{}\"}}", "ab".repeat(i % 40)),
+                0 => (i % 7, long.clone()),
+                _ => (
+                    i % 7,
+                    format!("{{\"entry\":{i},\"é\":\"{}\"}}", "ab".repeat(i % 40)),
+                ),
             })
             .collect();
-        let predicted = arena.after(texts.iter().map(String::len));
-        let spans: Vec<Span> = texts.iter().map(|t| arena.push(t)).collect();
-        assert!(arena.blocks.len() > 10);
-        assert!(predicted.0 > arena.blocks.len() && predicted.1 >= arena.heap_bytes());
+        let (half, rest) = texts.split_at(2500);
+        let mut spans = Vec::new();
+        for part in [half, rest] {
+            let predicted = arena.after(part.iter().map(|(lane, t)| (*lane, t.len())));
+            spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
+            assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
+            assert!(
+                predicted.1 >= arena.heap_bytes(),
+                "{predicted:?} {}",
+                arena.heap_bytes()
+            );
+        }
+        assert!(arena.blocks.len() > 20, "{}", arena.blocks.len());
         let mut reader = arena.reader();
-        for (text, &span) in texts.iter().zip(&spans).rev() {
+        for ((_, text), &span) in texts.iter().zip(&spans).rev() {
             assert!(arena.holds(span));
             assert_eq!(reader.get(span), Some(text.as_str()));
         }
         assert!(!reader.damaged());
-        assert!(arena.heap_bytes() < texts.iter().map(String::len).sum::<usize>() / 2);
+        assert!(arena.heap_bytes() < texts.iter().map(|(_, t)| t.len()).sum::<usize>() / 2);
+
+        let (blocks, open_of) = arena.parts();
+        let restored = Arena::from_parts(blocks, open_of.to_vec()).unwrap();
+        let mut reader = restored.reader();
+        for ((_, text), &span) in texts.iter().zip(&spans) {
+            assert_eq!(reader.get(span), Some(text.as_str()));
+        }
+    }
+
+    #[test]
+    fn many_lanes_that_send_little_are_compacted() {
+        let mut arena = Arena::default();
+        let texts: Vec<(usize, String)> = (0..20_000)
+            .map(|i| {
+                (
+                    i % 300,
+                    format!(
+                        "{{\"n\":{i},\"lane\":{},\"pad\":\"{}\"}}",
+                        i % 300,
+                        "p".repeat(i % 90)
+                    ),
+                )
+            })
+            .collect();
+        let mut spans = Vec::new();
+        for part in texts.chunks(5000) {
+            let predicted = arena.after(part.iter().map(|(lane, t)| (*lane, t.len())));
+            spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
+            arena.compact();
+            assert!(
+                predicted.1 >= arena.heap_bytes(),
+                "{predicted:?} {}",
+                arena.heap_bytes()
+            );
+        }
+        let open: usize = arena
+            .blocks
+            .iter()
+            .map(|b| match b {
+                Block::Open(t) => t.len(),
+                Block::Sealed { .. } => 0,
+            })
+            .sum();
+        assert!(open <= OPEN_FLOOR, "{open} bytes left open");
+        let (blocks, open_of) = arena.parts();
+        let restored = Arena::from_parts(blocks, open_of.to_vec()).unwrap();
+        let mut reader = restored.reader();
+        for ((_, text), &span) in texts.iter().zip(&spans) {
+            assert_eq!(reader.get(span), Some(text.as_str()));
+        }
     }
 
     #[test]
     fn a_damaged_block_reads_as_nothing_and_says_so() {
         let mut arena = Arena::default();
         let spans: Vec<Span> = (0..9000)
-            .map(|i| arena.push(&format!("entry {i} ")))
+            .map(|i| arena.push(0, &format!("entry {i} ")))
             .collect();
-        let (lens, compressed, open) = arena.parts();
-        let mut blocks: Vec<Box<[u8]>> = compressed.iter().map(|b| (*b).into()).collect();
-        blocks[0] = blocks[0][..blocks[0].len() / 2].into();
-        let damaged = Arena::from_parts(lens, blocks, open.to_owned()).unwrap();
+        let (mut blocks, open_of) = arena.parts();
+        let first = &mut blocks[0];
+        assert!(first.sealed);
+        first.bytes = first.bytes[..first.bytes.len() / 2].to_vec().into();
+        let damaged = Arena::from_parts(blocks, open_of.to_vec()).unwrap();
         let mut reader = damaged.reader();
         assert_eq!(reader.get(spans[8999]), Some("entry 8999 "));
         assert!(!reader.damaged());

@@ -309,6 +309,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
         assert_eq!(deliveries.len(), 1);
         deliveries.remove(0).bytes
     };
+    const ROUNDS: u64 = 12;
     let limits = log_endpoints::Limits {
         max_store_bytes: 512 << 10,
         ..Default::default()
@@ -322,7 +323,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     let mut shard = small();
     let mut stored = Vec::new();
     let mut refused = Vec::new();
-    for n in 1..=4 {
+    for n in 1..=ROUNDS {
         let taken = shard.ingest_delivery(&round_of(n)).unwrap();
         assert_eq!(
             taken.report.accepted,
@@ -348,12 +349,12 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     }
     assert_eq!(
         shard.stats().edge_entries,
-        80,
+        20 * ROUNDS as usize,
         "every round's Kong rows are kept"
     );
     assert_eq!(
         shard.stats().other_sources["postgres.logs"],
-        150 * (4 - refused.len())
+        150 * (ROUNDS as usize - refused.len())
     );
 
     // What the shard stores is what it kept: a replay holds the same.
