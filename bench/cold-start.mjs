@@ -32,16 +32,16 @@ const maintain = async (headers = {}) => {
   return res.json();
 };
 
-// Fill: 2 MiB batches of both streams until the store refuses one (413 store_full).
+// Fill: 2 MiB batches of both streams until the store refuses one (503 store_full).
 let batches = 0;
 let stats;
 fill: for (let seed = 1; ; seed++) {
   for (const stream of ["edge_logs", "function_edge_logs"]) {
     const body = ndjson(generate({ stream, count: 3000, endMs: END_MS, spanMs: 3 * 86400e3, seed, tenancy }));
     const res = await mf.dispatchFetch(`${BASE}/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": INGEST } });
-    await res.arrayBuffer();
-    if (res.status === 413) break fill;
-    if (res.status !== 200) throw new Error(`ingest: ${res.status}`);
+    const answer = await res.text();
+    if (res.status === 503 && JSON.parse(answer).error?.code === "store_full") break fill;
+    if (res.status !== 200) throw new Error(`ingest: ${res.status} ${answer}`);
     batches++;
   }
 }
@@ -72,6 +72,8 @@ await mf.dispose();
 rmSync(dir, { recursive: true, force: true });
 const result = {
   storeBytes: stats.storeBytes,
+  edgeEntries: stats.edgeEntries,
+  functionRows: stats.functionRows,
   batches,
   snapshotBytes: stats.snapshot.bytes,
   firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),

@@ -2,10 +2,11 @@
 // sets (functions, end times and patterns vary, and each engine clears its cache
 // before every run, so no run is a cache hit), the same for every engine.
 //
-// Two data sets: "shard", a shard of a hosted platform (`tenants()`: 2,000
+// Data sets: "shard", a shard of a hosted platform (`tenants()`: 2,000
 // projects with Zipf-like shares), queried for its largest project, a median
-// one and one from the tail; and "five", five projects (the busiest about half
-// of the traffic), as the earlier benchmark ran.
+// one and one from the tail; "alike", the same with refs `tenant-1` …
+// `tenant-2000`; and "five", five projects (the busiest about half of the
+// traffic), as the earlier benchmark ran.
 import { functionIds, projectRefs, tenants } from "../scripts/generate-logs.mjs";
 
 export const END_MS = Date.parse("2026-11-20T12:00:00Z");
@@ -18,16 +19,22 @@ export const SHARD_PROJECTS = 2000;
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The data sets: how each is generated and which projects its queries ask for. */
+/** A platform's shard: 2,000 Zipf-sized projects named by `refs` ("random" or "alike"). */
+function platform(refs) {
+  const tenancy = tenants(SHARD_PROJECTS, undefined, { refs });
+  const band = (from, n) => Array.from({ length: n }, (_, i) => from + i);
+  const classes = { largest: [0], median: band(SHARD_PROJECTS / 2 - 10, 20), tail: band(SHARD_PROJECTS - 20, 20) };
+  return {
+    generate: { tenancy },
+    classes: Object.fromEntries(Object.entries(classes).map(([name, ranks]) => [name, ranks.map((k) => ({ project: tenancy.refs[k], functions: tenancy.functions[k] }))])),
+  };
+}
+
 export const DATASETS = {
-  shard: () => {
-    const tenancy = tenants(SHARD_PROJECTS);
-    const band = (from, n) => Array.from({ length: n }, (_, i) => from + i);
-    const classes = { largest: [0], median: band(SHARD_PROJECTS / 2 - 10, 20), tail: band(SHARD_PROJECTS - 20, 20) };
-    return {
-      generate: { tenancy },
-      classes: Object.fromEntries(Object.entries(classes).map(([name, ranks]) => [name, ranks.map((k) => ({ project: tenancy.refs[k], functions: tenancy.functions[k] }))])),
-    };
-  },
+  shard: () => platform("random"),
+  // The same shape with refs that share most of their characters (`tenant-1`
+  // … `tenant-2000`), as self-hosted and other platforms name them.
+  alike: () => platform("alike"),
   five: () => ({
     generate: {},
     classes: { all: projectRefs().map((project) => ({ project, functions: functionIds() })) },

@@ -258,7 +258,7 @@ table! {
         group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedEdge, first_request: u32, project: Sym) {
             timestamp: Micros = entry.timestamp;
             project: Sym [projects] = project;
-            id: Span [text] = table.text.push(slot(project), &entry.id);
+            id: Span [text] = table.text.push_id(slot(project), &entry.id);
             event_message: Span [text] = table.text.push_opt(slot(project), entry.event_message.as_deref());
             metadata: Span [text] = table.text.push_opt(slot(project), entry.metadata);
             /// Each entry's requests: a range of the request columns.
@@ -329,7 +329,7 @@ table! {
         group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedOther) {
             timestamp: Micros = entry.timestamp;
             source: Sym [sources] = table.sources.intern(entry.source);
-            id: Span [text] = table.text.push(0, &entry.id);
+            id: Span [text] = table.text.push_id(0, &entry.id);
             project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
             entry: Span [text] = table.text.push(0, entry.entry);
         }

@@ -10,7 +10,8 @@
 use super::columns::grown;
 
 /// A slice of a table's text: block index in the top bits of `at`, offset
-/// within the block below; `len == u32::MAX` is null.
+/// within the block below; `len == u32::MAX` is null, `PACKED_UUID` an id
+/// kept as its 16 bytes.
 #[derive(Clone, Copy, Debug)]
 pub struct Span {
     at: u32,
@@ -42,7 +43,12 @@ impl Span {
 
     fn range(self) -> std::ops::Range<usize> {
         let start = (self.at & (BLOCK_BYTES as u32 - 1)) as usize;
-        start..start + self.len as usize
+        let len = if self.len == PACKED_UUID {
+            16
+        } else {
+            self.len
+        };
+        start..start + len as usize
     }
 }
 
@@ -54,11 +60,14 @@ const BLOCK_BYTES: usize = 1 << BLOCK_BITS;
 pub(crate) const MAX_BLOCKS: usize = 1 << (32 - BLOCK_BITS);
 /// No block: a lane that has not opened one.
 const NO_BLOCK: u32 = u32::MAX;
+/// The `len` of a span holding a UUID as its 16 bytes (see `push_id`); a
+/// text's length is never this long (a batch is far smaller).
+const PACKED_UUID: u32 = u32::MAX - 1;
 
 /// A block: being filled by its lane, or full and compressed (with its
 /// decoded length).
 enum Block {
-    Open(String),
+    Open(Vec<u8>),
     Sealed { compressed: Box<[u8]>, len: u32 },
 }
 
@@ -66,7 +75,8 @@ enum Block {
 const BLOCK_SLOT: usize = std::mem::size_of::<Block>();
 
 /// A block of a snapshot: `len` bytes decoded; `bytes` compressed when
-/// `sealed`, else the open block's UTF-8.
+/// `sealed`, else the open block's bytes (text, and ids as 16 bytes; each
+/// span's text is checked as UTF-8 when it is read).
 pub(crate) struct StoredBlock<'a> {
     pub sealed: bool,
     pub len: u32,
@@ -111,7 +121,7 @@ impl Arena {
                 Block::Open(text) => StoredBlock {
                     sealed: false,
                     len: text.len() as u32,
-                    bytes: text.as_bytes().into(),
+                    bytes: (&text[..]).into(),
                 },
                 Block::Sealed { compressed, len } => StoredBlock {
                     sealed: true,
@@ -124,8 +134,8 @@ impl Arena {
     }
 
     /// The arena of these parts; `None` when spans cannot address them all,
-    /// an open block is not UTF-8 of its length, or a lane's block is not an
-    /// open one (sealed blocks are checked when a reader decodes them).
+    /// an open block is not of its length, or a lane's block is not an open
+    /// one (text is checked when a reader reads it).
     pub(crate) fn from_parts(blocks: Vec<StoredBlock<'_>>, open_of: Vec<u32>) -> Option<Arena> {
         if blocks.len() > MAX_BLOCKS {
             return None;
@@ -139,8 +149,8 @@ impl Arena {
                         len: block.len,
                     })
                 } else {
-                    let text = simdutf8::basic::from_utf8(&block.bytes).ok()?;
-                    (text.len() == block.len as usize).then(|| Block::Open(text.to_owned()))
+                    (block.bytes.len() == block.len as usize)
+                        .then(|| Block::Open(block.bytes.into_owned()))
                 }
             })
             .collect::<Option<Vec<_>>>()?;
@@ -240,7 +250,7 @@ impl Arena {
     fn seal(&mut self, index: usize) {
         if let Some(block) = self.blocks.get_mut(index) {
             if let Block::Open(text) = block {
-                let compressed = lz4_flex::block::compress(text.as_bytes());
+                let compressed = lz4_flex::block::compress(text);
                 *block = Block::Sealed {
                     compressed: compressed.into_boxed_slice(),
                     len: text.len() as u32,
@@ -251,6 +261,20 @@ impl Arena {
 
     /// Appends `value` to `lane`'s block (a new one when it would pass a block).
     pub(crate) fn push(&mut self, lane: usize, value: &str) -> Span {
+        self.push_bytes(lane, value.as_bytes(), value.len() as u32)
+    }
+
+    /// Appends an id: a UUID as written canonically (lowercase, hyphenated)
+    /// is kept as its 16 bytes, which LZ4 cannot shorten as text (36 bytes
+    /// of hex); any other id as its text.
+    pub(crate) fn push_id(&mut self, lane: usize, id: &str) -> Span {
+        match canonical_uuid(id) {
+            Some(bytes) => self.push_bytes(lane, &bytes, PACKED_UUID),
+            None => self.push(lane, id),
+        }
+    }
+
+    fn push_bytes(&mut self, lane: usize, value: &[u8], span_len: u32) -> Span {
         if self.open_of.len() <= lane {
             let more = lane + 1 - self.open_of.len();
             super::columns::grow(&mut self.open_of, more);
@@ -267,7 +291,7 @@ impl Arena {
         }
         if index == NO_BLOCK || open_len.is_none() {
             super::columns::grow(&mut self.blocks, 1);
-            self.blocks.push(Block::Open(String::new()));
+            self.blocks.push(Block::Open(Vec::new()));
             index = (self.blocks.len() - 1) as u32;
             if let Some(slot) = self.open_of.get_mut(lane) {
                 *slot = index;
@@ -279,10 +303,10 @@ impl Arena {
         let capacity = open_capacity(text.len(), text.capacity(), value.len());
         text.reserve_exact(capacity - text.len());
         let offset = text.len();
-        text.push_str(value);
+        text.extend_from_slice(value);
         Span {
             at: (index << BLOCK_BITS) | offset as u32,
-            len: value.len() as u32,
+            len: span_len,
         }
     }
 
@@ -306,6 +330,7 @@ impl Arena {
         TextReader {
             arena: self,
             decoded: Vec::new(),
+            uuid: String::new(),
             damaged: false,
         }
     }
@@ -332,7 +357,9 @@ const DECODED_BLOCKS: usize = 16;
 /// damaged snapshot holds one) reads as nothing, and `damaged` says so.
 pub struct TextReader<'a> {
     arena: &'a Arena,
-    decoded: Vec<(usize, String)>,
+    decoded: Vec<(usize, Vec<u8>)>,
+    /// A packed UUID, written out.
+    uuid: String,
     damaged: bool,
 }
 
@@ -342,7 +369,7 @@ impl TextReader<'_> {
             return None;
         }
         let index = span.block();
-        let text = match self.arena.blocks.get(index) {
+        let bytes = match self.arena.blocks.get(index) {
             Some(Block::Open(text)) => text.get(span.range()),
             Some(Block::Sealed { compressed, len }) => {
                 let at = match self.decoded.iter().position(|(i, _)| *i == index) {
@@ -363,6 +390,17 @@ impl TextReader<'_> {
             }
             None => None,
         };
+        let text = match bytes {
+            Some(bytes) if span.len == PACKED_UUID => {
+                self.uuid = uuid::Uuid::from_slice(bytes)
+                    .ok()
+                    .map(|id| id.hyphenated().to_string())
+                    .unwrap_or_default();
+                (!self.uuid.is_empty()).then_some(self.uuid.as_str())
+            }
+            Some(bytes) => simdutf8::basic::from_utf8(bytes).ok(),
+            None => None,
+        };
         self.damaged |= text.is_none();
         text
     }
@@ -373,11 +411,20 @@ impl TextReader<'_> {
     }
 }
 
-fn decode(compressed: &[u8], len: u32) -> Option<String> {
+fn decode(compressed: &[u8], len: u32) -> Option<Vec<u8>> {
     let bytes = lz4_flex::block::decompress(compressed, len as usize).ok()?;
-    (bytes.len() == len as usize)
-        .then(|| String::from_utf8(bytes).ok())
-        .flatten()
+    (bytes.len() == len as usize).then_some(bytes)
+}
+
+/// The 16 bytes of `id` when it is a UUID written exactly as `Uuid`
+/// writes one back (lowercase, hyphenated), so that it reads back the same.
+fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
+    if id.len() != 36 || id.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    let parsed = uuid::Uuid::try_parse(id).ok()?;
+    let mut written = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    (parsed.hyphenated().encode_lower(&mut written) == id).then(|| *parsed.as_bytes())
 }
 
 #[cfg(test)]
@@ -467,6 +514,32 @@ mod tests {
         for ((_, text), &span) in texts.iter().zip(&spans) {
             assert_eq!(reader.get(span), Some(text.as_str()));
         }
+    }
+
+    #[test]
+    fn ids_that_are_canonical_uuids_are_kept_as_16_bytes_and_read_back_the_same() {
+        let ids = [
+            "7f1c6a52-5d47-4e0a-9c61-2b1f0e4a8d93",
+            "7F1C6A52-5D47-4E0A-9C61-2B1F0E4A8D93",
+            "{7f1c6a52-5d47-4e0a-9c61-2b1f0e4a8d93}",
+            "7f1c6a525d474e0a9c612b1f0e4a8d93",
+            "urn:uuid:7f1c6a52-5d47-4e0a-9c61-2b1f0e4a8d93",
+            "a",
+            "",
+        ];
+        let mut arena = Arena::default();
+        let spans: Vec<Span> = ids.iter().map(|id| arena.push_id(1, id)).collect();
+        assert_eq!(spans[0].len, PACKED_UUID);
+        assert!(spans[1..].iter().all(|s| s.len != PACKED_UUID));
+        let mut reader = arena.reader();
+        for (id, &span) in ids.iter().zip(&spans) {
+            assert_eq!(reader.get(span), Some(*id));
+        }
+        for _ in 0..2000 {
+            arena.push_id(1, ids[0]);
+        }
+        let mut reader = arena.reader();
+        assert_eq!(reader.get(spans[0]), Some(ids[0]), "from a sealed block");
     }
 
     #[test]
