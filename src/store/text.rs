@@ -431,6 +431,17 @@ fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
 mod tests {
     use super::*;
 
+    /// The arena made again from its parts (as a snapshot stores them) reads
+    /// every text back.
+    fn reads_back_from_its_parts(arena: &Arena, texts: &[(usize, String)], spans: &[Span]) {
+        let (blocks, open_of) = arena.parts();
+        let restored = Arena::from_parts(blocks, open_of.to_vec()).unwrap();
+        let mut reader = restored.reader();
+        for ((_, text), &span) in texts.iter().zip(spans) {
+            assert_eq!(reader.get(span), Some(text.as_str()));
+        }
+    }
+
     #[test]
     fn text_reads_back_across_lanes_blocks_and_long_texts() {
         let mut arena = Arena::default();
@@ -465,12 +476,7 @@ mod tests {
         assert!(!reader.damaged());
         assert!(arena.heap_bytes() < texts.iter().map(|(_, t)| t.len()).sum::<usize>() / 2);
 
-        let (blocks, open_of) = arena.parts();
-        let restored = Arena::from_parts(blocks, open_of.to_vec()).unwrap();
-        let mut reader = restored.reader();
-        for ((_, text), &span) in texts.iter().zip(&spans) {
-            assert_eq!(reader.get(span), Some(text.as_str()));
-        }
+        reads_back_from_its_parts(&arena, &texts, &spans);
     }
 
     #[test]
@@ -508,12 +514,7 @@ mod tests {
             })
             .sum();
         assert!(open <= OPEN_FLOOR, "{open} bytes left open");
-        let (blocks, open_of) = arena.parts();
-        let restored = Arena::from_parts(blocks, open_of.to_vec()).unwrap();
-        let mut reader = restored.reader();
-        for ((_, text), &span) in texts.iter().zip(&spans) {
-            assert_eq!(reader.get(span), Some(text.as_str()));
-        }
+        reads_back_from_its_parts(&arena, &texts, &spans);
     }
 
     #[test]
