@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createHash } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
@@ -193,10 +194,12 @@ test("a flood of database logs past their share of a shard never takes the Kong 
     const dbSink = sinkRequest("postgres.logs", PUBLIC_TOKEN);
     let flooded = 0;
     for (const [i, batch] of kong.batches.entries()) {
-      const flood = Array.from({ length: 150 }, (_, j) => ({
+      // Text LZ4 cannot shorten much: the flood's bytes are what it holds.
+      const noise = (n) => Array.from({ length: 4 }, (_, k) => createHash("sha256").update(`${n}/${k}`).digest("hex")).join("");
+      const flood = Array.from({ length: 400 }, (_, j) => ({
         project: "default",
         timestamp: new Date(NOW - 3_600_000 + i * 1000 + j).toISOString(),
-        event_message: `checkpoint complete: wrote ${i * 150 + j} buffers (0.1%); ${"x".repeat(200)}`,
+        event_message: `checkpoint complete: wrote ${i * 400 + j} buffers (0.1%); ${noise(i * 400 + j)}`,
       }));
       flooded += flood.length;
       for (const [url, headers, body] of [[kongSink.path, kongSink.headers, batch], [dbSink.path, dbSink.headers, JSON.stringify(flood)]]) {
@@ -206,7 +209,7 @@ test("a flood of database logs past their share of a shard never takes the Kong 
     }
     const statuses = await distributed(mf);
     const refused = statuses.reduce((n, [, s]) => n + s.refusedEntries, 0);
-    assert.ok(refused > 0 && refused < flooded, `some database logs past their share are refused and recorded (${refused} of ${flooded})`);
+    assert.ok(refused > 0 && refused <= flooded, `database logs past their share are refused and recorded (${refused} of ${flooded})`);
     const rows = await studioLogs((url) => mf.dispatchFetch(`${BASE}${url}`, { headers: { "x-api-key": PRIVATE_TOKEN } }));
     assert.equal(rows.length, kong.events.length, "every Kong event is kept");
   } finally {
