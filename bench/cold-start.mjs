@@ -78,6 +78,9 @@ const result = {
   snapshotBytes: stats.snapshot.bytes,
   firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),
   wakeMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.ms)),
+  // Of the wake: reading the snapshot's parts from SQLite, and restoring the store from them.
+  readMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.readMs)),
+  restoreMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.restoreMs)),
   firstQueryMsReplayingEveryBatch: median(replay.map((r) => r.ms)),
   wakeMsReplayingEveryBatch: median(replay.map((r) => r.woke.ms)),
   wokeFromSnapshot: fromSnapshot.every((r) => r.woke.fromSnapshot) && replay.every((r) => !r.woke.fromSnapshot),

@@ -74,7 +74,9 @@ export class ShardObject {
     if (snapshot) {
       try {
         const bytes = readParts(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes);
+        this.woke.readMs = Date.now() - started;
         this.service = LogEndpoints.fromSnapshot(bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits });
+        this.woke.restoreMs = Date.now() - started - this.woke.readMs;
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
       } catch (e) {
