@@ -79,6 +79,9 @@ pub struct DeliveryReport {
     pub report: IngestReport,
     /// The sections the store refused (each whole), and why.
     pub refused: Vec<RefusedSection>,
+    /// Whether any section was kept: if not, the shard stores nothing of
+    /// the delivery (only that its round was applied).
+    pub keep: bool,
     /// When a section was refused: the delivery as applied (its other
     /// sections), which is what the shard stores and replays.
     #[serde(skip)]
@@ -375,6 +378,7 @@ impl LogEndpoints {
                 }),
             }
         }
+        let keep = !applied.is_empty();
         let kept = (!refused.is_empty()).then(|| {
             Delivery {
                 partition: delivery.partition.clone(),
@@ -388,6 +392,7 @@ impl LogEndpoints {
             round: delivery.round,
             report,
             refused,
+            keep,
             kept,
         })
     }

@@ -48,7 +48,7 @@ impl Span {
         } else {
             self.len
         };
-        start..start + len as usize
+        start..start.saturating_add(len as usize)
     }
 }
 
@@ -83,6 +83,24 @@ pub(crate) struct StoredBlock<'a> {
     pub bytes: std::borrow::Cow<'a, [u8]>,
 }
 
+/// Whether a text of `more` bytes goes to a new block rather than the open
+/// one holding `len`: when it would pass a block, or the block is full (so
+/// that every offset stays below a block, even an empty text's).
+fn starts_a_block(len: usize, more: usize) -> bool {
+    len > 0 && len + more.max(1) > BLOCK_BYTES
+}
+
+/// Capacity a vector of `len` (capacity `capacity`) may reach when it grows
+/// to `needed` one push at a time by `grown`'s rule: at most half again what
+/// it holds when it last grew.
+fn capacity_bound(capacity: usize, needed: usize) -> usize {
+    if needed <= capacity {
+        capacity
+    } else {
+        capacity.max(needed + needed / 2 + 1)
+    }
+}
+
 /// Capacity an open block grows to so that `more` bytes fit: by `grown`'s
 /// rule, never past a block (unless one text is longer).
 fn open_capacity(len: usize, capacity: usize, more: usize) -> usize {
@@ -107,9 +125,6 @@ const OPEN_SHARE: usize = 16;
 /// largest, so that many projects that send little leave little text
 /// uncompressed.
 const OPEN_FLOOR: usize = 256 << 10;
-/// What sealing an open block may add to its bytes (LZ4's bound over its
-/// length, when it finds nothing to shorten), counted by `after`.
-const SEAL_SLACK: usize = BLOCK_BYTES / 255 + 16;
 
 impl Arena {
     /// Every block and each lane's open block: what a snapshot stores.
@@ -144,7 +159,10 @@ impl Arena {
             .into_iter()
             .map(|block| {
                 if block.sealed {
-                    Some(Block::Sealed {
+                    // LZ4 expands at most about 255 times: a longer claim
+                    // would only make decoding allocate for nothing.
+                    let possible = block.bytes.len().saturating_mul(255).saturating_add(16);
+                    (block.len as usize <= possible).then(|| Block::Sealed {
                         compressed: block.bytes.into_owned().into_boxed_slice(),
                         len: block.len,
                     })
@@ -180,7 +198,7 @@ impl Arena {
                     _ => (0, 0),
                 }
             });
-            if *len > 0 && *len + text > BLOCK_BYTES {
+            if starts_a_block(*len, text) {
                 bytes = bytes + lz4_flex::block::get_maximum_output_size(*len) - *capacity;
                 (*len, *capacity) = (0, 0);
             }
@@ -197,19 +215,32 @@ impl Arena {
             .max()
             .unwrap_or(0)
             .max(self.open_of.len());
-        let slots =
-            grown(self.blocks.len(), self.blocks.capacity(), new_blocks) - self.blocks.capacity();
-        let lane_slots = grown(
-            self.open_of.len(),
-            self.open_of.capacity(),
-            lanes_after - self.open_of.len(),
-        ) - self.open_of.capacity();
-        // `compact` may then seal any open block.
-        let open_blocks = lanes_after;
+        let slots = capacity_bound(self.blocks.capacity(), self.blocks.len() + new_blocks)
+            - self.blocks.capacity();
+        let lane_slots =
+            capacity_bound(self.open_of.capacity(), lanes_after) - self.open_of.capacity();
+        // `compact` may then seal any open block: LZ4's bound over each.
+        let open_lens = (0..lanes_after).map(|lane| match lanes.get(&lane) {
+            Some(&(len, _)) => len,
+            None => self.open_len(lane),
+        });
+        let seal_slack: usize = open_lens.map(|len| len / 255 + 16).sum();
         (
             self.blocks.len() + new_blocks,
-            bytes + slots * BLOCK_SLOT + lane_slots * 4 + open_blocks * SEAL_SLACK,
+            bytes + slots * BLOCK_SLOT + lane_slots * 4 + seal_slack,
         )
+    }
+
+    /// How many bytes `lane`'s open block holds.
+    fn open_len(&self, lane: usize) -> usize {
+        match self
+            .open_of
+            .get(lane)
+            .and_then(|&b| self.blocks.get(b as usize))
+        {
+            Some(Block::Open(open)) => open.len(),
+            _ => 0,
+        }
     }
 
     /// Seals the largest open blocks while open blocks hold more than their
@@ -285,7 +316,7 @@ impl Arena {
             Some(Block::Open(text)) => Some(text.len()),
             _ => None,
         };
-        if open_len.is_some_and(|len| len > 0 && len + value.len() > BLOCK_BYTES) {
+        if open_len.is_some_and(|len| starts_a_block(len, value.len())) {
             self.seal(index as usize);
             index = NO_BLOCK;
         }
@@ -541,6 +572,43 @@ mod tests {
         }
         let mut reader = arena.reader();
         assert_eq!(reader.get(spans[0]), Some(ids[0]), "from a sealed block");
+    }
+
+    #[test]
+    fn an_empty_text_after_a_full_block_reads_back() {
+        let mut arena = Arena::default();
+        let full = "f".repeat(BLOCK_BYTES);
+        let spans = [arena.push(3, &full), arena.push(3, "")];
+        // Its own block, not an offset past the full one (which would be the next block's).
+        assert!(spans.iter().all(|&s| arena.holds(s)));
+        assert_eq!(spans[1].block(), 1);
+        let mut reader = arena.reader();
+        assert_eq!(reader.get(spans[0]), Some(full.as_str()));
+        assert_eq!(reader.get(spans[1]), Some(""));
+        assert!(!reader.damaged());
+    }
+
+    #[test]
+    fn the_prediction_holds_when_compaction_seals_a_long_text_it_cannot_shorten() {
+        let mut arena = Arena::default();
+        let noise: String = (0u64..300_000)
+            .map(|i| {
+                let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29) ^ (i >> 3);
+                char::from(b'!' + (x % 90) as u8)
+            })
+            .collect();
+        let texts = [(1, noise.as_str()), (2, "small")];
+        let predicted = arena.after(texts.iter().map(|(lane, t)| (*lane, t.len())));
+        for (lane, text) in texts {
+            arena.push(lane, text);
+        }
+        arena.compact();
+        assert!(matches!(arena.blocks.first(), Some(Block::Sealed { .. })));
+        assert!(
+            predicted.1 >= arena.heap_bytes(),
+            "{predicted:?} {}",
+            arena.heap_bytes()
+        );
     }
 
     #[test]

@@ -365,8 +365,31 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     }
     assert_eq!(replayed.stats(), shard.stats());
 
+    // A delivery none of whose sections is kept leaves nothing to store.
+    let mut only_others = Round::new("ingest/1", ROUNDS + 1);
+    let others = front
+        .prepare_ingest(
+            &Source::logflare("postgres.logs", "source_name").unwrap(),
+            EntryForm::Contract,
+            format!(
+                "{{\"id\":\"late\",\"timestamp\":9,\"project\":\"p1\",\"event_message\":\"{}\"}}",
+                "w".repeat(200_000)
+            )
+            .as_bytes(),
+            None,
+        )
+        .unwrap();
+    only_others.add(&others.record).unwrap();
+    let refused_whole = shard
+        .ingest_delivery(&only_others.deliveries().remove(0).bytes)
+        .unwrap();
+    assert_eq!(
+        (refused_whole.keep, refused_whole.refused.len()),
+        (false, 1)
+    );
+
     // With room for them, every section is kept and the delivery stored as sent.
     let whole = service().ingest_delivery(&round_of(1)).unwrap();
     assert_eq!((whole.report.accepted, whole.refused.len()), (170, 0));
-    assert!(whole.kept.is_none());
+    assert!(whole.keep && whole.kept.is_none());
 }

@@ -102,8 +102,12 @@ export class ShardObject {
     for (const batch of batches) {
       try {
         const body = readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
-        if (batch.stream === DELIVERY) this.service.ingestDelivery(body);
-        else if (batch.stream === RECORD) this.service.ingestRecord(body);
+        if (batch.stream === DELIVERY) {
+          // A stored delivery holds what was kept; a section refused now (a
+          // replay near the budget) keeps it out of snapshots until it loads.
+          const { refused } = this.service.ingestDelivery(body);
+          if (refused.length > 0) throw new Error(`${refused.length} of its sections were refused on replay (${refused.map((r) => r.error.code).join(", ")})`);
+        } else if (batch.stream === RECORD) this.service.ingestRecord(body);
         else this.service.ingest(batch.stream, body); // stored before records were
       } catch (e) {
         // One unreadable stored batch must not keep the object from starting.
@@ -202,9 +206,9 @@ export class ShardObject {
     if (round <= applied) return Response.json({ duplicate: true });
     // Each section is kept or refused whole; `kept` is what was applied when one was refused.
     const delivered = this.service.ingestDelivery(bytes);
-    await this.keep(DELIVERY, delivered.kept ?? bytes, delivered.report.newestTimestamp, request, () =>
-      this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round),
-    );
+    const recordRound = () => this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round);
+    if (delivered.keep) await this.keep(DELIVERY, delivered.kept ?? bytes, delivered.report.newestTimestamp, request, recordRound);
+    else this.ctx.storage.transactionSync(recordRound); // nothing kept: nothing to store or replay
     return Response.json({ duplicate: false, accepted: delivered.report.accepted, refused: delivered.refused });
   }
 
