@@ -17,6 +17,17 @@ pub(crate) fn grown(len: usize, capacity: usize, additional: usize) -> usize {
     }
 }
 
+/// Capacity a vector (or string) of capacity `capacity` may reach when it
+/// grows to `needed` one push at a time by `grown`'s rule: at most half
+/// again what it held when it last grew.
+pub(crate) fn capacity_bound(capacity: usize, needed: usize) -> usize {
+    if needed <= capacity {
+        capacity
+    } else {
+        capacity.max(needed + needed / 2 + 1)
+    }
+}
+
 pub(crate) fn grow<T>(column: &mut Vec<T>, additional: usize) {
     let target = grown(column.len(), column.capacity(), additional);
     column.reserve_exact(target - column.len());

@@ -19,7 +19,7 @@ pub(crate) mod columns;
 pub mod project_index;
 pub mod text;
 
-use columns::{sum_columns, Column, PointsInto};
+use columns::{capacity_bound, grown, sum_columns, Column, PointsInto};
 use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 pub use text::{Arena, Span};
@@ -131,7 +131,13 @@ impl Interner {
             return id;
         }
         let id = self.len() as Sym;
+        // Grown by `grown`'s rule (not doubled), as `growth_for` predicts.
+        if self.text.len() + value.len() > self.text.capacity() {
+            let target = grown(self.text.len(), self.text.capacity(), value.len());
+            self.text.reserve_exact(target - self.text.len());
+        }
         self.text.push_str(value);
+        columns::grow(&mut self.ends, 1);
         self.ends.push(self.text.len() as u64);
         if let Some(ids) = self.ids.get_mut() {
             ids.insert(hash, value, id);
@@ -186,24 +192,41 @@ impl Interner {
         values
     }
 
-    /// Each string is held once, plus its slots (its end and its hash's
-    /// entry); one whose hash another has is held again, whole.
+    /// Each string is held once (the text's capacity), plus its end and its
+    /// hash's entry; one whose hash another has is held again, whole.
     fn heap_bytes(&self) -> usize {
         let collided = self.ids.get().map_or(0, |ids| {
-            ids.collided
-                .keys()
-                .map(|k| k.len() + INTERNED_OVERHEAD)
-                .sum()
+            ids.collided.keys().map(|k| k.len() + MAP_SLOT).sum()
         });
-        self.text.len() + self.len() * INTERNED_OVERHEAD + collided
+        self.text.capacity() + self.ends.capacity() * 8 + self.len() * MAP_SLOT + collided
     }
 
-    /// What interning `value` would add to `heap_bytes` (counted again for a value
-    /// new twice in one batch, so an upper bound).
-    fn bytes_to_intern(&self, value: Option<&str>, names: NameCount) -> usize {
+    /// The text interning `value` would add (counted again for a value new
+    /// twice in one batch, so an upper bound).
+    fn text_to_intern(&self, value: Option<&str>, names: NameCount) -> usize {
         value
             .filter(|v| matches!(names, NameCount::AllNew) || self.lookup(v).is_none())
-            .map_or(0, |v| v.len() + INTERNED_OVERHEAD)
+            .map_or(0, str::len)
+    }
+
+    /// Upper bound of what `heap_bytes` grows by when `names` are interned.
+    fn growth_after<'a>(
+        &self,
+        names: impl Iterator<Item = Option<&'a str>> + Clone,
+        count: NameCount,
+    ) -> usize {
+        let text = names.clone().map(|n| self.text_to_intern(n, count)).sum();
+        self.growth_for(new_names(self, names, count), text)
+    }
+
+    /// Upper bound of what `heap_bytes` grows by when `values` new values of
+    /// `text` bytes in all are interned one by one.
+    fn growth_for(&self, values: usize, text: usize) -> usize {
+        let text_growth =
+            capacity_bound(self.text.capacity(), self.text.len() + text) - self.text.capacity();
+        let ends_growth =
+            capacity_bound(self.ends.capacity(), self.ends.len() + values) - self.ends.capacity();
+        text_growth + ends_growth * 8 + values * MAP_SLOT
     }
 }
 
@@ -247,8 +270,9 @@ impl PointsInto<Arena> for Span {
     }
 }
 
-/// Table slots per interned value (value list and hash map).
-const INTERNED_OVERHEAD: usize = 40;
+/// Bytes of the hash map per interned value, at its emptiest (just grown:
+/// a 16-byte bucket and a control byte, at most 2 × 8/7 buckets a value).
+const MAP_SLOT: usize = 40;
 
 table! {
     /// Edge request log entries (logs.all, usage.api-counts).
@@ -417,14 +441,14 @@ impl EdgeTable {
     pub(crate) fn heap_bytes_after(&self, entries: &[StagedEdge], names: NameCount) -> usize {
         let n = entries.len();
         let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
-        let interned_projects: usize = entries
+        let project_text: usize = entries
             .iter()
-            .map(|e| self.projects.bytes_to_intern(e.project.as_deref(), names))
+            .map(|e| self.projects.text_to_intern(e.project.as_deref(), names))
             .sum();
-        let interned_urls: usize = entries
+        let url_text: usize = entries
             .iter()
             .flat_map(|e| &e.requests)
-            .map(|r| self.urls.bytes_to_intern(r.url.as_deref(), names))
+            .map(|r| self.urls.text_to_intern(r.url.as_deref(), names))
             .sum();
         let text_growth =
             self.text.after(self.texts(entries).into_iter()).1 - self.text.heap_bytes();
@@ -444,15 +468,12 @@ impl EdgeTable {
             + sum_columns(self.entry_columns(), |c| c.growth_for(n))
             + sum_columns(self.request_columns(), |c| c.growth_for(requests))
             + text_growth
-            + interned_projects
-            + interned_urls
+            + self.projects.growth_for(new_projects, project_text)
+            + self.urls.growth_for(new_urls, url_text)
             + self.by_project.growth_for(n, new_projects)
-            + self.url_trigrams.growth_for(
-                new_urls,
-                interned_urls,
-                self.projects.len(),
-                new_projects,
-            )
+            + self
+                .url_trigrams
+                .growth_for(new_urls, url_text, self.projects.len(), new_projects)
     }
 
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.
@@ -514,16 +535,12 @@ impl FunctionTable {
 
     /// What `heap_bytes` will be once `rows` are appended (an upper bound).
     pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation], names: NameCount) -> usize {
-        let interned: usize = rows
-            .iter()
-            .map(|r| {
-                self.projects
-                    .bytes_to_intern(r.project_ref.as_deref(), names)
-                    + self
-                        .functions
-                        .bytes_to_intern(r.function_id.as_deref(), names)
-            })
-            .sum();
+        let interned = self
+            .projects
+            .growth_after(rows.iter().map(|r| r.project_ref.as_deref()), names)
+            + self
+                .functions
+                .growth_after(rows.iter().map(|r| r.function_id.as_deref()), names);
         let new_projects = new_names(
             &self.projects,
             rows.iter().map(|r| r.project_ref.as_deref()),
@@ -577,13 +594,12 @@ impl OtherTable {
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
     pub(crate) fn heap_bytes_after(&self, entries: &[StagedOther], names: NameCount) -> usize {
-        let interned: usize = entries
-            .iter()
-            .map(|e| {
-                self.sources.bytes_to_intern(Some(e.source), names)
-                    + self.projects.bytes_to_intern(e.project.as_deref(), names)
-            })
-            .sum();
+        let interned = self
+            .sources
+            .growth_after(entries.iter().map(|e| Some(e.source)), names)
+            + self
+                .projects
+                .growth_after(entries.iter().map(|e| e.project.as_deref()), names);
         let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
         self.heap_bytes()
             + sum_columns(self.entry_columns(), |c| c.growth_for(entries.len()))

@@ -344,9 +344,9 @@ fn trigram_bit(t: &[u8]) -> u32 {
 const SLOT_BYTES: usize = FILTER_WORDS * 8 + std::mem::size_of::<ProjectOrigins>();
 
 impl UrlTrigrams {
-    /// Upper bound of the bytes added by `new_urls` URLs (interning them
-    /// costs `url_bytes`, which bounds their origins' cost too) and
-    /// `new_projects` projects to a table of `projects` projects.
+    /// Upper bound of the bytes added by `new_urls` URLs (of `url_bytes` in
+    /// all, which bound their origins too) and `new_projects` projects to a
+    /// table of `projects` projects.
     pub(crate) fn growth_for(
         &self,
         new_urls: usize,
@@ -362,7 +362,7 @@ impl UrlTrigrams {
             self.url_project.capacity(),
             new_urls,
         ) - self.url_project.capacity();
-        filters * SLOT_BYTES + urls * 4 + url_bytes
+        filters * SLOT_BYTES + urls * 4 + self.origins.growth_for(new_urls, url_bytes)
     }
 
     /// Indexes the URLs of entries `rows`, in a table of `projects` projects

@@ -7,7 +7,7 @@
 //! checks them. A snapshot stores the blocks as they are (restoring decodes
 //! nothing).
 
-use super::columns::grown;
+use super::columns::{capacity_bound, grown};
 
 /// A slice of a table's text: block index in the top bits of `at`, offset
 /// within the block below; `len == u32::MAX` is null, `PACKED_UUID` an id
@@ -88,17 +88,6 @@ pub(crate) struct StoredBlock<'a> {
 /// that every offset stays below a block, even an empty text's).
 fn starts_a_block(len: usize, more: usize) -> bool {
     len > 0 && len + more.max(1) > BLOCK_BYTES
-}
-
-/// Capacity a vector of `len` (capacity `capacity`) may reach when it grows
-/// to `needed` one push at a time by `grown`'s rule: at most half again what
-/// it holds when it last grew.
-fn capacity_bound(capacity: usize, needed: usize) -> usize {
-    if needed <= capacity {
-        capacity
-    } else {
-        capacity.max(needed + needed / 2 + 1)
-    }
 }
 
 /// Capacity an open block grows to so that `more` bytes fit: by `grown`'s
