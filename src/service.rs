@@ -363,13 +363,15 @@ impl LogEndpoints {
             .collect::<Result<Vec<_>>>()?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         let mut refused = Vec::new();
-        let mut applied = Vec::new();
+        // Which sections were applied (copied out only when one was refused).
+        let mut applied = Vec::with_capacity(delivery.sections.len());
         for (section, rows) in delivery.sections.iter().zip(&rows) {
-            match self.append_rows(rows) {
+            let outcome = self.append_rows(rows);
+            applied.push(outcome.is_ok());
+            match outcome {
                 Ok(()) => {
                     report.accepted += section.entries;
                     report.newest_timestamp = report.newest_timestamp.max(rows.newest());
-                    applied.push(section.clone());
                 }
                 Err(error) => refused.push(RefusedSection {
                     stream: section.stream,
@@ -378,12 +380,15 @@ impl LogEndpoints {
                 }),
             }
         }
-        let keep = !applied.is_empty();
+        let keep = applied.contains(&true);
         let kept = (!refused.is_empty()).then(|| {
             Delivery {
                 partition: delivery.partition.clone(),
                 round: delivery.round,
-                sections: applied,
+                sections: (delivery.sections.iter().zip(&applied))
+                    .filter(|(_, &applied)| applied)
+                    .map(|(section, _)| section.clone())
+                    .collect(),
             }
             .write()
         });
@@ -498,11 +503,12 @@ impl LogEndpoints {
 
     /// Appends edge entries whole, or, past the budget, none (503 `store_full`).
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
+        let text_after = self.store.edge.text_after(staged);
         self.check_budget(Budget::Store, |names| {
             self.store.heap_bytes() - self.store.edge.heap_bytes()
-                + self.store.edge.heap_bytes_after(staged, names)
+                + self.store.edge.heap_bytes_after(staged, names, text_after)
         })?;
-        if !self.store.edge.fits(staged) {
+        if !self.store.edge.fits(staged, text_after) {
             return Err(Error::BatchTooLarge {
                 reason: "the edge log store cannot address more text (4 GiB)".into(),
             });
@@ -524,14 +530,20 @@ impl LogEndpoints {
     /// Appends other sources' entries whole, or, past the budget or their
     /// share of it, none (503 `store_full`).
     fn append_others(&mut self, entries: &[StagedOther]) -> Result<()> {
+        let text_after = self.store.other.text_after(entries);
         self.check_budget(Budget::OtherSources, |names| {
-            self.store.other.heap_bytes_after(entries, names)
+            self.store
+                .other
+                .heap_bytes_after(entries, names, text_after)
         })?;
         self.check_budget(Budget::Store, |names| {
             self.store.heap_bytes() - self.store.other.heap_bytes()
-                + self.store.other.heap_bytes_after(entries, names)
+                + self
+                    .store
+                    .other
+                    .heap_bytes_after(entries, names, text_after)
         })?;
-        if !self.store.other.fits(entries) {
+        if !self.store.other.fits(text_after) {
             return Err(Error::BatchTooLarge {
                 reason: "the other sources' store cannot address more text (4 GiB)".into(),
             });

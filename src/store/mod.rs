@@ -430,15 +430,27 @@ impl EdgeTable {
         texts
     }
 
-    /// Whether `entries` can be addressed: text chunks and request offsets are `u32`.
-    pub(crate) fn fits(&self, entries: &[StagedEdge]) -> bool {
-        self.text.after(self.texts(entries).into_iter()).0 <= text::MAX_BLOCKS
+    /// Blocks and heap bytes of the text once `entries` are appended
+    /// (`Arena::after`): worked out once a batch, for `fits` and the budget.
+    pub(crate) fn text_after(&self, entries: &[StagedEdge]) -> (usize, usize) {
+        self.text.after(self.texts(entries).into_iter())
+    }
+
+    /// Whether `entries` can be addressed: text blocks and request offsets
+    /// are `u32` (`text_after`: see there).
+    pub(crate) fn fits(&self, entries: &[StagedEdge], text_after: (usize, usize)) -> bool {
+        text_after.0 <= text::MAX_BLOCKS
             && self.request_url.len() + entries.iter().map(|e| e.requests.len()).sum::<usize>()
                 < u32::MAX as usize
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
-    pub(crate) fn heap_bytes_after(&self, entries: &[StagedEdge], names: NameCount) -> usize {
+    pub(crate) fn heap_bytes_after(
+        &self,
+        entries: &[StagedEdge],
+        names: NameCount,
+        text_after: (usize, usize),
+    ) -> usize {
         let n = entries.len();
         let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
         let project_text: usize = entries
@@ -450,8 +462,7 @@ impl EdgeTable {
             .flat_map(|e| &e.requests)
             .map(|r| self.urls.text_to_intern(r.url.as_deref(), names))
             .sum();
-        let text_growth =
-            self.text.after(self.texts(entries).into_iter()).1 - self.text.heap_bytes();
+        let text_growth = text_after.1 - self.text.heap_bytes();
         let new_projects = new_names(
             &self.projects,
             entries.iter().map(|e| e.project.as_deref()),
@@ -587,20 +598,31 @@ impl OtherTable {
             .flat_map(|e| [(0, e.id.len()), (0, e.entry.len())])
     }
 
-    /// Whether `entries` can be addressed: text chunks are `u32`.
-    pub(crate) fn fits(&self, entries: &[StagedOther]) -> bool {
-        self.text.after(Self::texts(entries)).0 <= text::MAX_BLOCKS
+    /// Blocks and heap bytes of the text once `entries` are appended
+    /// (`Arena::after`): worked out once a batch, for `fits` and the budget.
+    pub(crate) fn text_after(&self, entries: &[StagedOther]) -> (usize, usize) {
+        self.text.after(Self::texts(entries))
+    }
+
+    /// Whether the text stays addressable: its blocks are `u32` (`text_after`).
+    pub(crate) fn fits(&self, text_after: (usize, usize)) -> bool {
+        text_after.0 <= text::MAX_BLOCKS
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
-    pub(crate) fn heap_bytes_after(&self, entries: &[StagedOther], names: NameCount) -> usize {
+    pub(crate) fn heap_bytes_after(
+        &self,
+        entries: &[StagedOther],
+        names: NameCount,
+        text_after: (usize, usize),
+    ) -> usize {
         let interned = self
             .sources
             .growth_after(entries.iter().map(|e| Some(e.source)), names)
             + self
                 .projects
                 .growth_after(entries.iter().map(|e| e.project.as_deref()), names);
-        let text_growth = self.text.after(Self::texts(entries)).1 - self.text.heap_bytes();
+        let text_growth = text_after.1 - self.text.heap_bytes();
         self.heap_bytes()
             + sum_columns(self.entry_columns(), |c| c.growth_for(entries.len()))
             + text_growth
