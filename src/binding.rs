@@ -21,7 +21,7 @@ use crate::routes::Route;
 use crate::service::{Config, LogEndpoints};
 use crate::shard::{
     refusal_is_final, Delivery, Gather, KnownRegistrations, QueryPlan, Retention, Round,
-    ShardDirectory, ShardQuery,
+    ShardDirectory, ShardQuery, SplitRoute, SplitRoutes,
 };
 use crate::timestamp::{Micros, DAY};
 
@@ -353,6 +353,17 @@ fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
     Ok((request, params))
 }
 
+/// A partition's routes, as JS holds them (`undefined`: none).
+fn routes_from(value: JsValue) -> Result<SplitRoutes, Error> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(SplitRoutes::default());
+    }
+    let routes: Vec<SplitRoute> = from_js(value, |e| Error::InvalidConfig {
+        reason: format!("{e} (expected routes [{{ projectKey, day, split }}])"),
+    })?;
+    Ok(SplitRoutes::new(routes))
+}
+
 fn micros_of(ms: f64) -> Micros {
     (ms * 1000.0).floor() as Micros
 }
@@ -479,19 +490,33 @@ impl JsLogEndpoints {
         to_js(&self.inner.borrow_mut().ingest_record(record)?)
     }
 
-    /// `LogEndpoints.coalesce(partition, round, records)` → a `Round`: the
-    /// kept batches (`records`, as `prepareIngest` made them) coalesced into
-    /// one delivery per shard and one registration per directory partition.
+    /// `LogEndpoints.coalesce(partition, round, records, routes)` → a
+    /// `Round`: the kept batches (`records`, as `prepareIngest` made them)
+    /// coalesced into one delivery per shard and one registration per
+    /// directory partition, each project-day's entries sent where `routes`
+    /// (`[{ projectKey, day, split }]`, the partition's splits) says.
     pub fn coalesce(
         partition: &str,
         round: f64,
         records: Vec<Uint8Array>,
+        routes: JsValue,
     ) -> Result<JsRound, JsValue> {
-        let mut coalesced = Round::new(partition, round as u64);
+        let mut coalesced = Round::with_routes(partition, round as u64, routes_from(routes)?);
         for record in records {
             coalesced.add(&record.to_vec())?;
         }
         Ok(JsRound { round: coalesced })
+    }
+
+    /// `LogEndpoints.reroute(from, overflow, routes)` → a `Round`: the rows
+    /// shard `from` had no room for (`overflow`, from its `ingestDelivery`
+    /// answer), each project's sent to its next split; `moved` lists the
+    /// splits they went to.
+    pub fn reroute(from: &str, overflow: &[u8], routes: JsValue) -> Result<JsRound, JsValue> {
+        let (partition, round) = Delivery::header(overflow)?;
+        let mut rerouted = Round::with_routes(&partition, round, routes_from(routes)?);
+        rerouted.overflow(from, overflow)?;
+        Ok(JsRound { round: rerouted })
     }
 
     /// `LogEndpoints.deliveryHeader(bytes)` → `{ partition, round }` of a delivery.
@@ -513,6 +538,9 @@ impl JsLogEndpoints {
         let value = to_js(&delivered)?;
         if let Some(kept) = &delivered.kept {
             Reflect::set(&value, &"kept".into(), &Uint8Array::from(&kept[..]))?;
+        }
+        if let Some(overflow) = &delivered.overflow {
+            Reflect::set(&value, &"overflow".into(), &Uint8Array::from(&overflow[..]))?;
         }
         Ok(value)
     }
@@ -572,7 +600,7 @@ impl JsLogEndpoints {
     pub fn gather(plan: JsValue, shards: Vec<String>) -> Result<JsGather, JsValue> {
         let plan: QueryPlan = from_js(plan, bad_answer("a plan from shardQuery"))?;
         Ok(JsGather {
-            gather: Gather::new(plan.merge()?, shards),
+            gather: Gather::of_shards(&plan, shards)?,
         })
     }
 
@@ -700,6 +728,22 @@ impl JsLogEndpoints {
         let now = self.now_micros();
         let (request, params) = request_from(request)?;
         let out = self.inner.borrow_mut().query_path(
+            &request.path,
+            &params,
+            request.key().as_deref(),
+            now,
+        )?;
+        to_js(&HttpAnswer::from(&out))
+    }
+
+    /// `answerPartial(request)` → `answerRequest`'s answer as one shard of a
+    /// split project-day gives it to a directory: partial states where a
+    /// bucket may span shards (`Gather.partialStates`).
+    #[wasm_bindgen(js_name = answerPartial)]
+    pub fn answer_partial(&mut self, request: JsValue) -> Result<JsValue, JsValue> {
+        let now = self.now_micros();
+        let (request, params) = request_from(request)?;
+        let out = self.inner.borrow_mut().query_path_partial(
             &request.path,
             &params,
             request.key().as_deref(),
@@ -862,6 +906,13 @@ pub struct JsGather {
 
 #[wasm_bindgen(js_class = Gather)]
 impl JsGather {
+    /// Whether the shards are asked for partial states (`answerPartial`):
+    /// a bucket may span the shards of a split project-day.
+    #[wasm_bindgen(getter, js_name = partialStates)]
+    pub fn partial_states(&self) -> bool {
+        self.gather.partial_states()
+    }
+
     /// The shards to ask next (at once); empty once the answers are enough.
     #[wasm_bindgen(js_name = nextWave)]
     pub fn next_wave(&mut self) -> Vec<String> {
@@ -921,6 +972,13 @@ impl JsRound {
             out.push(&value);
         }
         Ok(out)
+    }
+
+    /// `[{ projectKey, day, split }]`: the splits `reroute` sent project-days
+    /// to, which the partition's routes take once the round is over.
+    #[wasm_bindgen(getter)]
+    pub fn moved(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.round.moved())
     }
 
     /// `[{ shard, entries, bytes }]`: each shard's delivery.

@@ -12,6 +12,7 @@
 pub mod timestamp;
 mod error;
 mod json;
+mod sketch;
 mod params;
 mod routes;
 mod settings;
@@ -68,8 +69,10 @@ pub use service::{
 };
 pub use settings::{Environment, Setting, Settings, SETTINGS};
 pub use shard::{
-    day_of, directory_name, group_of, ingest_name, project_key, read_record, refusal_is_final,
-    shard_name, split_by_shard, Added, BatchKey, BatchSplit, Delivery, Gather, KnownRegistrations,
-    QueryPlan, Registration, Retention, Round, ShardDelivery, ShardDirectory, ShardPart,
-    ShardQuery, DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
+    day_of, day_of_shard, directory_name, group_of, ingest_name, project_key, read_record,
+    refusal_is_final, shard_name, split_by_shard, split_shard_name, Added, BatchKey, BatchSplit,
+    Delivery, Gather, KnownRegistrations, QueryPlan, Registration, Retention, Round, ShardDelivery,
+    ShardDirectory, ShardPart, ShardQuery, SplitRoute, SplitRoutes, DIRECTORY_PARTITIONS,
+    INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
 };
+pub use sketch::RELATIVE_ERROR as SKETCH_RELATIVE_ERROR;

@@ -2,6 +2,10 @@
 //! several shards combine: the rules a sharded deployment follows (`shard`),
 //! kept in a leaf module so that the endpoint modules can name them.
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::error::{Error, Result};
 use crate::timestamp::{truncate, Micros};
 
 /// Which projects' stores can hold a call's rows.
@@ -44,12 +48,30 @@ pub enum Merge {
     /// several shards (several projects) add field by field, every other field
     /// being a count.
     AddByKey { key: &'static str },
-    /// Buckets keyed by `key`, in ascending order, each held whole by one shard
-    /// (one project's bucket is never longer than the day its shard holds):
-    /// the rows are taken as they are, so averages and percentiles stay exact.
-    OneShardPerKey { key: &'static str },
+    /// Buckets keyed by `key`, in ascending order, of one project. A bucket is
+    /// never longer than a day, so it is held whole by one shard unless its
+    /// project-day is split across shards (by size): then rows are taken as
+    /// they are, and averages and percentiles stay exact; else every shard
+    /// of the call answers partial states (`Endpoint::run_partial`), which the
+    /// endpoint merges (`Endpoint::merge_states`).
+    BucketStates { key: &'static str },
     /// Rows newest first by `timestamp`, ties by `id`, at most `limit` of them.
     NewestFirst { limit: usize },
     /// One row whose fields are all counts: they add.
     AddAll,
+}
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(borrow)]
+    result: Vec<&'a RawValue>,
+}
+
+/// The rows of an answer's body `{"result":[…]}`, as sent.
+pub(crate) fn answer_rows(body: &str) -> Result<Vec<&RawValue>> {
+    serde_json::from_str::<Body>(body)
+        .map(|b| b.result)
+        .map_err(|e| Error::BadShardAnswer {
+            reason: format!("not a `{{\"result\":[…]}}` answer ({e})"),
+        })
 }

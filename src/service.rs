@@ -2,6 +2,7 @@
 //! and is what both the wasm binding and native callers drive. Time is always
 //! passed in, so the host decides what "now" is.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -18,7 +19,9 @@ use crate::ingest::{
 use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
-use crate::shard::{read_record, BatchKey, BatchSplit, Delivery, QueryPlan, ShardQuery, Split};
+use crate::shard::{
+    read_record, BatchKey, BatchSplit, Delivery, QueryPlan, Section, ShardQuery, Split,
+};
 use crate::staged::{self, StagedRows};
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
@@ -82,10 +85,31 @@ pub struct DeliveryReport {
     /// Whether any section was kept: if not, the shard stores nothing of
     /// the delivery (only that its round was applied).
     pub keep: bool,
-    /// When a section was refused: the delivery as applied (its other
-    /// sections), which is what the shard stores and replays.
+    /// When not every section was applied whole in one go: the delivery as
+    /// applied (what fitted, in the chunks it was appended in), which is
+    /// what the shard stores and replays.
     #[serde(skip)]
     pub kept: Option<Vec<u8>>,
+    /// The rows the store had no room for (a delivery of the same partition
+    /// and round), which the ingest partition sends on to each project's
+    /// next split (`Round::overflow`), and how many.
+    #[serde(skip)]
+    pub overflow: Option<Vec<u8>>,
+    pub overflow_entries: usize,
+}
+
+/// Rows `range` of `rows` as a section of their own.
+fn section_of(rows: &StagedRows, stream: Stream, range: Range<usize>) -> Section {
+    let mut raw = Vec::new();
+    let entries = range.len();
+    rows.write_rows(range, &mut raw);
+    let mut body = Vec::new();
+    staged::write_block(&mut body, entries, &raw);
+    Section {
+        stream,
+        entries,
+        body,
+    }
 }
 
 /// A section of a delivery the store refused: its rows are not kept, and the
@@ -363,43 +387,83 @@ impl LogEndpoints {
             .collect::<Result<Vec<_>>>()?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         let mut refused = Vec::new();
-        // Which sections were applied (copied out only when one was refused).
-        let mut applied = Vec::with_capacity(delivery.sections.len());
+        let mut kept = Vec::new();
+        let mut overflow = Vec::new();
+        let mut whole = true;
         for (section, rows) in delivery.sections.iter().zip(&rows) {
-            let outcome = self.append_rows(rows);
-            applied.push(outcome.is_ok());
-            match outcome {
-                Ok(()) => {
-                    report.accepted += section.entries;
-                    report.newest_timestamp = report.newest_timestamp.max(rows.newest());
+            let (chunks, error) = self.append_as_far_as_fits(rows);
+            let applied = chunks.last().map_or(0, |last| last.end);
+            report.accepted += applied;
+            for chunk in &chunks {
+                report.newest_timestamp =
+                    report.newest_timestamp.max(rows.newest_in(chunk.clone()));
+            }
+            if chunks.len() == 1 && applied == section.entries {
+                kept.push(section.clone());
+            } else {
+                whole = false;
+                kept.extend(
+                    chunks
+                        .into_iter()
+                        .map(|chunk| section_of(rows, section.stream, chunk)),
+                );
+            }
+            let rest = applied..section.entries;
+            match error {
+                None => {}
+                // No room: the rows go on to the project's next split.
+                Some(Error::StoreFull { of, .. }) if of == Budget::Store.name() => {
+                    overflow.push(section_of(rows, section.stream, rest));
                 }
-                Err(error) => refused.push(RefusedSection {
+                Some(error) => refused.push(RefusedSection {
                     stream: section.stream,
-                    entries: section.entries,
+                    entries: rest.len(),
                     error: ErrorReport::from(&error),
                 }),
             }
         }
-        let keep = applied.contains(&true);
-        let kept = (!refused.is_empty()).then(|| {
+        let keep = report.accepted > 0;
+        let as_delivery = |sections: Vec<Section>| {
             Delivery {
                 partition: delivery.partition.clone(),
                 round: delivery.round,
-                sections: (delivery.sections.iter().zip(&applied))
-                    .filter(|(_, &applied)| applied)
-                    .map(|(section, _)| section.clone())
-                    .collect(),
+                sections,
             }
             .write()
-        });
+        };
         Ok(DeliveryReport {
-            partition: delivery.partition,
+            overflow_entries: overflow.iter().map(|s: &Section| s.entries).sum(),
+            overflow: (!overflow.is_empty()).then(|| as_delivery(overflow)),
+            kept: (!whole).then(|| as_delivery(kept)),
+            partition: delivery.partition.clone(),
             round: delivery.round,
             report,
             refused,
             keep,
-            kept,
         })
+    }
+
+    /// Appends as many of `rows` as fit, in order: all at once, or, when they
+    /// do not fit, in chunks halved until one fits (a store filling up takes
+    /// what it has room for). The chunks appended (each must be replayed as
+    /// one, to take the same room), and why the rest was not.
+    fn append_as_far_as_fits(&mut self, rows: &StagedRows) -> (Vec<Range<usize>>, Option<Error>) {
+        let count = rows.len();
+        let (mut at, mut chunk, mut chunks) = (0, count, Vec::new());
+        while at < count {
+            let end = at + chunk.min(count - at);
+            match self.append_range(rows, at..end) {
+                Ok(()) => {
+                    chunks.push(at..end);
+                    at = end;
+                }
+                Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if end - at > 1 => {
+                    chunk = (end - at) / 2;
+                }
+                Err(error) => return (chunks, Some(error)),
+            }
+        }
+        (chunks, None)
     }
 
     /// Appends `count` staged rows of `stream` (as blocks), all or none; the
@@ -418,10 +482,17 @@ impl LogEndpoints {
 
     /// Appends one stream's rows, all or none.
     fn append_rows(&mut self, rows: &StagedRows) -> Result<()> {
+        self.append_range(rows, 0..rows.len())
+    }
+
+    /// Appends rows `range` of one stream's rows, all or none.
+    fn append_range(&mut self, rows: &StagedRows, range: Range<usize>) -> Result<()> {
         match rows {
-            StagedRows::Edge(rows) => self.append_edges(rows),
-            StagedRows::Function(rows) => self.append_invocations(rows),
-            StagedRows::Other(rows) => self.append_others(rows),
+            StagedRows::Edge(rows) => self.append_edges(rows.get(range).unwrap_or_default()),
+            StagedRows::Function(rows) => {
+                self.append_invocations(rows.get(range).unwrap_or_default())
+            }
+            StagedRows::Other(rows) => self.append_others(rows.get(range).unwrap_or_default()),
         }
     }
 
@@ -630,6 +701,23 @@ impl LogEndpoints {
     ) -> Result<QueryAnswer> {
         let route = Route::parse(path)?;
         self.answer(Call::of(&route, path)?, params, api_key, now)
+    }
+
+    /// `query_path` as one shard of a project-day split across shards
+    /// answers a directory: rows of partial state where buckets may span
+    /// shards (`Merge::BucketStates`), else the endpoint's rows. Not cached:
+    /// the directory's merged answer is what a client sees.
+    pub fn query_path_partial(
+        &mut self,
+        path: &str,
+        params: &Params,
+        api_key: Option<&str>,
+        now: Micros,
+    ) -> Result<QueryAnswer> {
+        let route = Route::parse(path)?;
+        let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key)?;
+        let body: Arc<str> = query.run_partial(&self.store, now)?.into();
+        Ok(QueryAnswer::new(body, None, warning))
     }
 
     /// What a sharded deployment does for the call a path asks for: the call

@@ -246,6 +246,50 @@ impl<'a> StagedRows<'a> {
         })
     }
 
+    pub fn len(&self) -> usize {
+        match self {
+            StagedRows::Edge(rows) => rows.len(),
+            StagedRows::Function(rows) => rows.len(),
+            StagedRows::Other(rows) => rows.len(),
+        }
+    }
+
+    /// The project a row names (`None`: none, or no such row).
+    pub fn project(&self, row: usize) -> Option<&str> {
+        match self {
+            StagedRows::Edge(rows) => rows.get(row)?.project.as_deref(),
+            StagedRows::Function(rows) => rows.get(row)?.project_ref.as_deref(),
+            StagedRows::Other(rows) => rows.get(row)?.project.as_deref(),
+        }
+    }
+
+    /// Rows `rows` (by index) written as staged rows again, after `out`.
+    pub fn write_rows(&self, rows: impl IntoIterator<Item = usize>, out: &mut Vec<u8>) {
+        for row in rows {
+            match self {
+                StagedRows::Edge(all) => all.get(row).map(|r| write_edge(out, r)),
+                StagedRows::Function(all) => all.get(row).map(|r| write_invocation(out, r)),
+                StagedRows::Other(all) => all.get(row).map(|r| write_other(out, r)),
+            };
+        }
+    }
+
+    /// The newest timestamp among rows `range`.
+    pub fn newest_in(&self, range: std::ops::Range<usize>) -> Option<crate::timestamp::Micros> {
+        fn newest<T>(
+            rows: &[T],
+            range: std::ops::Range<usize>,
+            time: impl Fn(&T) -> i64,
+        ) -> Option<i64> {
+            rows.get(range).unwrap_or_default().iter().map(time).max()
+        }
+        match self {
+            StagedRows::Edge(rows) => newest(rows, range, |r| r.timestamp),
+            StagedRows::Function(rows) => newest(rows, range, |r| r.timestamp),
+            StagedRows::Other(rows) => newest(rows, range, |r| r.timestamp),
+        }
+    }
+
     /// The newest timestamp among the rows.
     pub fn newest(&self) -> Option<crate::timestamp::Micros> {
         match self {

@@ -11,15 +11,17 @@
 //! (`*_cpu_time_used`, `*_memory_used`) come from the runtime's shutdown
 //! events in that stream; neither is in `function_edge_logs`, so they are null.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::params::Params;
-use crate::reach::{Merge, Reach};
+use crate::reach::{answer_rows, Merge, Reach};
 use crate::store::{lower_bound, Store, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -56,7 +58,7 @@ pub struct CombinedStatsQuery {
 }
 
 /// One bucket of the answer.
-#[derive(Serialize, TS, Default)]
+#[derive(Serialize, Deserialize, TS, Default)]
 pub struct CombinedStatsRow {
     /// Bucket start, microseconds since the Unix epoch.
     timestamp: Micros,
@@ -116,7 +118,7 @@ impl Endpoint for CombinedStats {
         &query.project
     }
 
-    const MERGE: Merge = Merge::OneShardPerKey { key: "timestamp" };
+    const MERGE: Merge = Merge::BucketStates { key: "timestamp" };
 
     fn reach(query: &CombinedStatsQuery, now: Micros) -> Result<Reach> {
         let (window, step) = query.interval.window_and_step();
@@ -124,45 +126,116 @@ impl Endpoint for CombinedStats {
     }
 
     fn run(query: &CombinedStatsQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
-        let table = &store.functions;
-        let (Some(project), Some(function)) = (
-            table.projects.lookup(&query.project),
-            table.functions.lookup(&query.function_id),
-        ) else {
-            return Ok(());
-        };
-        let (window, step) = query.interval.window_and_step();
-        let first = truncate(now.saturating_sub(window), step);
-        let last = truncate(now, step);
-        let window = lower_bound(&table.timestamp, first)
-            ..lower_bound(&table.timestamp, last.saturating_add(step));
-        let mut buckets: Vec<Bucket> = Vec::new();
-        buckets.resize_with(((last - first) / step + 1) as usize, Bucket::default);
-        let selected = table.rows_of(&[project], window);
-        for row in selected.rows_of(&table.project, project) {
-            let (Some(&f), Some(&status), Some(&time), Some(&timestamp)) = (
-                table.function.get(row),
-                table.status_code.get(row),
-                table.execution_time_ms.get(row),
-                table.timestamp.get(row),
-            ) else {
-                continue;
-            };
-            let slot = ((timestamp - first) / step) as usize;
-            if let (true, Some(bucket)) = (f == function, buckets.get_mut(slot)) {
-                bucket.add(status, time);
-            }
-        }
-        for (slot, bucket) in buckets.into_iter().enumerate() {
+        for (timestamp, bucket) in fill(query, store, now) {
             if rows.is_full() {
                 break;
             }
-            if bucket.row.requests_count > 0 {
-                rows.push(&bucket.finish(first + slot as Micros * step));
-            }
+            rows.push(&bucket.finish(timestamp));
         }
         Ok(())
     }
+
+    fn run_partial(
+        query: &CombinedStatsQuery,
+        store: &Store,
+        now: Micros,
+        rows: &mut Rows,
+    ) -> Result<()> {
+        for (timestamp, mut bucket) in fill(query, store, now) {
+            bucket.row.timestamp = timestamp;
+            rows.push(&BucketState {
+                row: bucket.row,
+                timed: bucket.timed as u64,
+                sum: bucket.sum.to_bits(),
+                max: bucket.max.map(f64::to_bits),
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts add, max is the largest, avg is the shares' sums over their
+    /// counts: what one store answers.
+    fn merge_states(bodies: &[&str], rows: &mut Rows) -> Result<()> {
+        let mut merged: BTreeMap<Micros, Bucket> = BTreeMap::new();
+        for body in bodies {
+            for raw in answer_rows(body)? {
+                let state: BucketState =
+                    serde_json::from_str(raw.get()).map_err(|e| Error::BadShardAnswer {
+                        reason: format!("a partial combined-stats row does not read ({e})"),
+                    })?;
+                let into = merged.entry(state.row.timestamp).or_default();
+                let (row, from) = (&mut into.row, &state.row);
+                row.requests_count += from.requests_count;
+                row.success_count += from.success_count;
+                row.redirect_count += from.redirect_count;
+                row.client_err_count += from.client_err_count;
+                row.server_err_count += from.server_err_count;
+                if let Some(max) = state.max.map(f64::from_bits) {
+                    into.sum += f64::from_bits(state.sum);
+                    into.timed += state.timed as usize;
+                    into.max = Some(into.max.map_or(max, |m| m.max(max)));
+                }
+            }
+        }
+        for (timestamp, bucket) in merged {
+            if rows.is_full() {
+                break;
+            }
+            rows.push(&bucket.finish(timestamp));
+        }
+        Ok(())
+    }
+}
+
+/// The buckets of a call's window that hold invocations, by start.
+fn fill(query: &CombinedStatsQuery, store: &Store, now: Micros) -> Vec<(Micros, Bucket)> {
+    let table = &store.functions;
+    let (Some(project), Some(function)) = (
+        table.projects.lookup(&query.project),
+        table.functions.lookup(&query.function_id),
+    ) else {
+        return Vec::new();
+    };
+    let (window, step) = query.interval.window_and_step();
+    let first = truncate(now.saturating_sub(window), step);
+    let last = truncate(now, step);
+    let window = lower_bound(&table.timestamp, first)
+        ..lower_bound(&table.timestamp, last.saturating_add(step));
+    let mut buckets: Vec<Bucket> = Vec::new();
+    buckets.resize_with(((last - first) / step + 1) as usize, Bucket::default);
+    let selected = table.rows_of(&[project], window);
+    for row in selected.rows_of(&table.project, project) {
+        let (Some(&f), Some(&status), Some(&time), Some(&timestamp)) = (
+            table.function.get(row),
+            table.status_code.get(row),
+            table.execution_time_ms.get(row),
+            table.timestamp.get(row),
+        ) else {
+            continue;
+        };
+        let slot = ((timestamp - first) / step) as usize;
+        if let (true, Some(bucket)) = (f == function, buckets.get_mut(slot)) {
+            bucket.add(status, time);
+        }
+    }
+    buckets
+        .into_iter()
+        .enumerate()
+        .filter(|(_, bucket)| bucket.row.requests_count > 0)
+        .map(|(slot, bucket)| (first + slot as Micros * step, bucket))
+        .collect()
+}
+
+/// One shard's share of a bucket whose project-day is split across shards:
+/// its counts, and the count, sum and max of its execution times (floats as
+/// their bits).
+#[derive(Serialize, Deserialize)]
+struct BucketState {
+    #[serde(flatten)]
+    row: CombinedStatsRow,
+    timed: u64,
+    sum: u64,
+    max: Option<u64>,
 }
 
 /// One bucket's invocations as they are counted.

@@ -2,15 +2,19 @@
 //! statistics of one project's function invocations. This module owns the
 //! endpoint: its settings and parameters, their parsing, the run and the row.
 
-use serde::Serialize;
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::params::Params;
-use crate::reach::{Merge, Reach};
+use crate::reach::{answer_rows, Merge, Reach};
+use crate::sketch::Sketch;
 use crate::store::{lower_bound, FunctionTable, Selected, Store, Sym, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
@@ -108,7 +112,21 @@ impl Endpoint for InvocationStats {
         Ok(())
     }
 
-    const MERGE: Merge = Merge::OneShardPerKey { key: "timestamp" };
+    const MERGE: Merge = Merge::BucketStates { key: "timestamp" };
+
+    fn run_partial(
+        query: &InvocationStatsQuery,
+        store: &Store,
+        now: Micros,
+        rows: &mut Rows,
+    ) -> Result<()> {
+        run_partial(&store.functions, query, now, rows);
+        Ok(())
+    }
+
+    fn merge_states(bodies: &[&str], rows: &mut Rows) -> Result<()> {
+        merge_states(bodies, rows)
+    }
 
     fn reach(query: &InvocationStatsQuery, now: Micros) -> Result<Reach> {
         let (window, step) = query.interval.window_and_step();
@@ -273,15 +291,15 @@ fn fill_by_scan(
     }
 }
 
-fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &mut Rows) {
-    let Some(project) = table.projects.lookup(&query.project) else {
-        return;
-    };
+/// The buckets of a call's window, filled (`None`: no row can match).
+fn fill(
+    table: &FunctionTable,
+    query: &InvocationStatsQuery,
+    now: Micros,
+) -> Option<(Micros, Micros, Vec<Bucket>)> {
+    let project = table.projects.lookup(&query.project)?;
     let function = match query.function_id.as_deref() {
-        Some(f) => match table.functions.lookup(f) {
-            Some(id) => Some(id),
-            None => return,
-        },
+        Some(f) => Some(table.functions.lookup(f)?),
         None => None,
     };
     let (window, step) = query.interval.window_and_step();
@@ -300,44 +318,171 @@ fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &
         }
         Selected::Scan(_) => fill_by_scan(table, project, function, first, step, &mut buckets),
     }
+    Some((first, step, buckets))
+}
 
+/// The exact p95 and p99 of a bucket's times (order keys), by selection.
+fn percentiles(times: &mut [u64]) -> Option<(u64, u64)> {
+    let n = times.len();
+    if n == 0 {
+        return None;
+    }
+    let r95 = percentile_rank(95, n);
+    let r99 = percentile_rank(99, n);
+    // Selection, not a sort: p99's rank is at or above p95's, so it is
+    // selected within what lies above p95. Both ranks are below n.
+    let (_, &mut p95, above) = times.select_nth_unstable(r95);
+    let p99 = if r99 == r95 {
+        p95
+    } else {
+        *above.select_nth_unstable(r99 - r95 - 1).1
+    };
+    Some((p95, p99))
+}
+
+fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &mut Rows) {
+    let Some((first, step, mut buckets)) = fill(table, query, now) else {
+        return;
+    };
     for (slot, bucket) in buckets.iter_mut().enumerate().filter(|(_, b)| b.count > 0) {
         if rows.is_full() {
             break;
         }
         let n = bucket.times.len();
-        let (min, max, avg, p95, p99) = if n == 0 {
-            (None, None, None, None, None)
-        } else {
-            let r95 = percentile_rank(95, n);
-            let r99 = percentile_rank(99, n);
-            // Selection, not a sort: p99's rank is at or above p95's, so it is
-            // selected within what lies above p95. Both ranks are below n.
-            let (_, &mut p95, above) = bucket.times.select_nth_unstable(r95);
-            let p99 = if r99 == r95 {
-                p95
-            } else {
-                *above.select_nth_unstable(r99 - r95 - 1).1
-            };
-            (
-                Some(from_order_key(bucket.min)),
-                Some(from_order_key(bucket.max)),
-                Some(bucket.sum / n as f64),
-                Some(from_order_key(p95)),
-                Some(from_order_key(p99)),
-            )
-        };
-        rows.push(&InvocationStatsRow {
+        let mut row = InvocationStatsRow {
             timestamp: first + slot as Micros * step,
-            min_execution_time: min,
-            max_execution_time: max,
-            avg_execution_time: avg,
-            p95_execution_time: p95,
-            p99_execution_time: p99,
+            min_execution_time: None,
+            max_execution_time: None,
+            avg_execution_time: None,
+            p95_execution_time: None,
+            p99_execution_time: None,
             count: bucket.count,
             error_count: bucket.errors,
+        };
+        if let Some((p95, p99)) = percentiles(&mut bucket.times) {
+            row.min_execution_time = Some(from_order_key(bucket.min));
+            row.max_execution_time = Some(from_order_key(bucket.max));
+            row.avg_execution_time = Some(bucket.sum / n as f64);
+            row.p95_execution_time = Some(from_order_key(p95));
+            row.p99_execution_time = Some(from_order_key(p99));
+        }
+        rows.push(&row);
+    }
+}
+
+/// One shard's share of a bucket whose project-day is split across shards:
+/// what merges exactly (counts, min, max, sum), this share's own exact p95
+/// and p99 (the answer when no other share has times), and a sketch of its
+/// times (the answer's p95 and p99 when several have). Floats travel as
+/// their bits, so infinities and the sum's last bit survive.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct BucketState {
+    timestamp: Micros,
+    count: i64,
+    error_count: i64,
+    timed: u64,
+    min: u64,
+    max: u64,
+    sum: u64,
+    p95: u64,
+    p99: u64,
+    sketch: Sketch,
+}
+
+fn run_partial(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &mut Rows) {
+    let Some((first, step, mut buckets)) = fill(table, query, now) else {
+        return;
+    };
+    for (slot, bucket) in buckets.iter_mut().enumerate().filter(|(_, b)| b.count > 0) {
+        let (p95, p99) = percentiles(&mut bucket.times).unwrap_or((0, 0));
+        let mut sketch = Sketch::default();
+        for &key in &bucket.times {
+            sketch.add(from_order_key(key));
+        }
+        rows.push(&BucketState {
+            timestamp: first + slot as Micros * step,
+            count: bucket.count,
+            error_count: bucket.errors,
+            timed: bucket.times.len() as u64,
+            min: bucket.min,
+            max: bucket.max,
+            sum: bucket.sum.to_bits(),
+            p95,
+            p99,
+            sketch,
         });
     }
+}
+
+/// The rows one store would answer, from the shards' partial states: counts,
+/// min and max exact, avg from the exact count and the shares' sums, p95 and
+/// p99 exact when one share holds every time of the bucket and from the
+/// merged sketch (within `RELATIVE_ERROR`, clamped to the exact min and max)
+/// when several do.
+fn merge_states(bodies: &[&str], rows: &mut Rows) -> Result<()> {
+    let mut merged: BTreeMap<Micros, (BucketState, usize)> = BTreeMap::new();
+    for body in bodies {
+        for raw in answer_rows(body)? {
+            let state: BucketState =
+                serde_json::from_str(raw.get()).map_err(|e| Error::BadShardAnswer {
+                    reason: format!("a partial invocation-stats row does not read ({e})"),
+                })?;
+            let timed = usize::from(state.timed > 0);
+            match merged.entry(state.timestamp) {
+                Entry::Vacant(slot) => {
+                    slot.insert((state, timed));
+                }
+                Entry::Occupied(mut slot) => {
+                    let (into, shares) = slot.get_mut();
+                    *shares += timed;
+                    into.count += state.count;
+                    into.error_count += state.error_count;
+                    if state.timed > 0 {
+                        into.min = into.min.min(state.min);
+                        into.max = into.max.max(state.max);
+                        into.sum = (f64::from_bits(into.sum) + f64::from_bits(state.sum)).to_bits();
+                        (into.p95, into.p99) = (state.p95, state.p99);
+                    }
+                    into.timed += state.timed;
+                    into.sketch.merge(&state.sketch);
+                }
+            }
+        }
+    }
+    for (timestamp, (state, shares)) in merged {
+        if rows.is_full() {
+            break;
+        }
+        let n = state.timed;
+        let mut row = InvocationStatsRow {
+            timestamp,
+            min_execution_time: None,
+            max_execution_time: None,
+            avg_execution_time: None,
+            p95_execution_time: None,
+            p99_execution_time: None,
+            count: state.count,
+            error_count: state.error_count,
+        };
+        if n > 0 {
+            let (min, max) = (from_order_key(state.min), from_order_key(state.max));
+            let quantile = |k: usize, exact: u64| {
+                if shares == 1 {
+                    from_order_key(exact)
+                } else {
+                    let rank = percentile_rank(k, n as usize) as u64;
+                    state.sketch.value_at(rank).unwrap_or(max).clamp(min, max)
+                }
+            };
+            row.min_execution_time = Some(min);
+            row.max_execution_time = Some(max);
+            row.avg_execution_time = Some(f64::from_bits(state.sum) / n as f64);
+            row.p95_execution_time = Some(quantile(95, state.p95));
+            row.p99_execution_time = Some(quantile(99, state.p99));
+        }
+        rows.push(&row);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

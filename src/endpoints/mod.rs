@@ -52,6 +52,18 @@ pub(crate) trait Endpoint {
     fn run(query: &Self::Query, store: &Store, now: Micros, rows: &mut Rows) -> Result<()>;
     /// How answers of several shards (sharded deployment) combine into this one.
     const MERGE: Merge;
+    /// A shard's answer when a bucket may span shards (`Merge::BucketStates`
+    /// and a project-day split across shards): rows of partial state that
+    /// `merge_states` combines. Other endpoints' rows already merge: theirs.
+    fn run_partial(query: &Self::Query, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
+        Self::run(query, store, now, rows)
+    }
+    /// The rows one store would answer, from shards' `run_partial` answers.
+    fn merge_states(_bodies: &[&str], _rows: &mut Rows) -> Result<()> {
+        Err(Error::BadShardAnswer {
+            reason: format!("{} does not merge partial states", Self::SPEC.name),
+        })
+    }
     /// Which shards can hold the rows a call at `now` reads.
     fn reach(query: &Self::Query, now: Micros) -> Result<Reach>;
 }
@@ -76,6 +88,14 @@ macro_rules! registry {
 
             pub fn merge(self) -> Merge {
                 match self { $(EndpointKind::$kind => <$module::$endpoint as Endpoint>::MERGE),+ }
+            }
+
+            /// The body one store would answer, from shards' partial answers
+            /// (`Query::run_partial`).
+            pub fn merge_states(self, bodies: &[&str]) -> Result<String> {
+                let mut rows = Rows::new(self.spec().max_rows);
+                match self { $(EndpointKind::$kind => <$module::$endpoint as Endpoint>::merge_states(bodies, &mut rows)?),+ }
+                Ok(rows.finish())
             }
 
             /// The row type's TypeScript name and declaration.
@@ -129,6 +149,14 @@ macro_rules! registry {
             pub fn run(&self, store: &Store, now: Micros) -> Result<String> {
                 let mut rows = Rows::new(self.kind().spec().max_rows);
                 match self { $(Query::$kind(q) => $module::$endpoint::run(q, store, now, &mut rows)?),+ }
+                Ok(rows.finish())
+            }
+
+            /// `run` as one shard of a split project-day answers (`Endpoint::run_partial`).
+            pub fn run_partial(&self, store: &Store, now: Micros) -> Result<String> {
+                // Partial states are merged before the row limit applies.
+                let mut rows = Rows::new(usize::MAX);
+                match self { $(Query::$kind(q) => $module::$endpoint::run_partial(q, store, now, &mut rows)?),+ }
                 Ok(rows.finish())
             }
         }

@@ -1,5 +1,7 @@
 //! The directory of shards (one partition of it): which days each of its
-//! projects has entries on, and per project which trigram bits its request
+//! projects has entries on, how many stores each project-day is split across
+//! (its highest split: the group's shard, then `{day}/p/{ref}/1` …), and per
+//! project which trigram bits its request
 //! URLs set (the same one-hash filter a store keeps per project). A query
 //! plan reads it to ask only shards that can hold rows: the shards of a
 //! project's days in the plan's range, or, for a usage.api-counts pattern, of
@@ -8,20 +10,28 @@
 //! partition in an object of its own: what it learns as an append-only log of
 //! registrations (as they came), now and then folded into a snapshot.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::frame::{read_registration, write_registration};
 use super::round::Registered;
-use super::{group_of, shard_name, QueryPlan};
+use super::{group_of, shard_name, split_shard_name, QueryPlan};
 use crate::error::Result;
 use crate::store::TrigramFilter;
 
 #[derive(Default)]
 pub struct ShardDirectory {
-    days: BTreeMap<String, BTreeSet<String>>,
+    /// Per project key, per day, the highest split.
+    days: BTreeMap<String, BTreeMap<String, u32>>,
     filters: BTreeMap<String, TrigramFilter>,
+}
+
+/// Whose shard: a group's (split 0) or a project's own (its splits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Owner<'a> {
+    Group(u32),
+    Project(&'a str),
 }
 
 /// What an `add` changed: a new shard, new filter bits, or nothing.
@@ -33,13 +43,21 @@ pub struct Added {
 }
 
 impl ShardDirectory {
-    /// Records that `project_key`'s shard of `day` holds entries whose URLs set `url_bits`.
-    pub fn add(&mut self, project_key: &str, day: &str, url_bits: &[u32]) -> Added {
-        let new_shard = self
-            .days
-            .entry(project_key.to_owned())
-            .or_default()
-            .insert(day.to_owned());
+    /// Records that `project_key`'s shards of `day` up to `split` hold
+    /// entries whose URLs set `url_bits`.
+    pub fn add(&mut self, project_key: &str, day: &str, split: u32, url_bits: &[u32]) -> Added {
+        let days = self.days.entry(project_key.to_owned()).or_default();
+        let new_shard = match days.get_mut(day) {
+            Some(highest) if *highest >= split => false,
+            Some(highest) => {
+                *highest = split;
+                true
+            }
+            None => {
+                days.insert(day.to_owned(), split);
+                true
+            }
+        };
         let new_bits = self
             .filters
             .entry(project_key.to_owned())
@@ -56,7 +74,7 @@ impl ShardDirectory {
     pub fn register(&mut self, bytes: &[u8]) -> Result<usize> {
         let entries = read_registration(bytes)?;
         for entry in &entries {
-            self.add(&entry.project_key, &entry.day, &entry.url_bits);
+            self.add(&entry.project_key, &entry.day, entry.split, &entry.url_bits);
         }
         Ok(entries.len())
     }
@@ -72,12 +90,15 @@ impl ShardDirectory {
                     .get(key)
                     .map(TrigramFilter::bits)
                     .unwrap_or_default();
-                days.iter().enumerate().map(move |(i, day)| Registered {
-                    project_key: key.clone(),
-                    day: day.clone(),
-                    // The filter once per project.
-                    url_bits: if i == 0 { bits.clone() } else { Vec::new() },
-                })
+                days.iter()
+                    .enumerate()
+                    .map(move |(i, (day, &split))| Registered {
+                        project_key: key.clone(),
+                        day: day.clone(),
+                        // The filter once per project.
+                        url_bits: if i == 0 { bits.clone() } else { Vec::new() },
+                        split,
+                    })
             })
             .collect();
         write_registration(&entries)
@@ -133,35 +154,33 @@ impl ShardDirectory {
         let in_range = |day: &&String| {
             day.as_str() >= first_day && last_day.is_none_or(|last| day.as_str() <= last)
         };
-        let mut shards: Vec<(&str, u32)> = match project_key {
-            Some(key) => self
-                .days
-                .get_key_value(key)
-                .into_iter()
-                .flat_map(|(key, days)| {
-                    let group = group_of(key);
-                    days.iter()
-                        .filter(in_range)
-                        .map(move |d| (d.as_str(), group))
-                })
-                .collect(),
+        let projects: Vec<(&String, &BTreeMap<String, u32>)> = match project_key {
+            Some(key) => self.days.get_key_value(key).into_iter().collect(),
             None => self
                 .days
                 .iter()
                 .filter(|(key, _)| self.may_contain(key, url_bits))
-                .flat_map(|(key, days)| {
-                    let group = group_of(key);
-                    days.iter()
-                        .filter(in_range)
-                        .map(move |d| (d.as_str(), group))
-                })
                 .collect(),
         };
-        shards.sort_by(|a, b| b.0.cmp(a.0).then(a.1.cmp(&b.1)));
+        // (day, group or project key, split): newest day first, then its
+        // group's shard, then the project's splits in order.
+        let mut shards: Vec<(&str, Owner, u32)> = Vec::new();
+        for (key, days) in projects {
+            let group = group_of(key);
+            for (day, &highest) in days.iter().filter(|(day, _)| in_range(day)) {
+                shards.push((day, Owner::Group(group), 0));
+                shards
+                    .extend((1..=highest).map(|split| (day.as_str(), Owner::Project(key), split)));
+            }
+        }
+        shards.sort_by(|a, b| b.0.cmp(a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         shards.dedup();
         shards
             .into_iter()
-            .map(|(day, group)| shard_name(group, day))
+            .map(|(day, owner, split)| match owner {
+                Owner::Group(group) => shard_name(group, day),
+                Owner::Project(key) => split_shard_name(key, day, split),
+            })
             .collect()
     }
 
@@ -170,14 +189,18 @@ impl ShardDirectory {
         let mut dropped = 0;
         for days in self.days.values_mut() {
             let before = days.len();
-            days.retain(|d| d.as_str() >= day);
+            days.retain(|d, _| d.as_str() >= day);
             dropped += before - days.len();
         }
         dropped
     }
 
     pub fn shards(&self) -> usize {
-        self.days.values().map(BTreeSet::len).sum()
+        self.days
+            .values()
+            .flat_map(BTreeMap::values)
+            .map(|&highest| highest as usize + 1)
+            .sum()
     }
 
     pub fn projects(&self) -> usize {
@@ -212,15 +235,15 @@ mod tests {
         let shard = |key: &str, day: &str| shard_name(group_of(key), day);
         let mut dir = ShardDirectory::default();
         assert_eq!(
-            dir.add("p/a", "2026-11-19", &[1, 9]),
+            dir.add("p/a", "2026-11-19", 0, &[1, 9]),
             Added {
                 new_shard: true,
                 new_bits: true
             }
         );
-        assert_eq!(dir.add("p/a", "2026-11-19", &[9]), Added::default());
-        dir.add("p/a", "2026-11-20", &[]);
-        dir.add("p/b", "2026-11-20", &[2]);
+        assert_eq!(dir.add("p/a", "2026-11-19", 0, &[9]), Added::default());
+        dir.add("p/a", "2026-11-20", 0, &[]);
+        dir.add("p/b", "2026-11-20", 0, &[2]);
         assert_eq!(
             dir.lookup(&plan(Some("p/a"), vec![], "2026-11-01", None)),
             [shard("p/a", "2026-11-20"), shard("p/a", "2026-11-19")]
@@ -242,12 +265,38 @@ mod tests {
         assert_eq!(dir.lookup(&plan(None, vec![], "2026-11-20", None)), both);
         let mut copy = ShardDirectory::default();
         copy.restore_filter("p/a", &dir.filter("p/a").unwrap());
-        copy.add("p/a", "2026-11-19", &[]);
+        copy.add("p/a", "2026-11-19", 0, &[]);
         assert_eq!(
             copy.lookup(&plan(None, vec![1, 9], "2026-11-01", None)),
             [shard("p/a", "2026-11-19")]
         );
         assert_eq!(dir.drop_before("2026-11-20"), 1);
         assert_eq!((dir.shards(), dir.projects()), (2, 2));
+    }
+
+    #[test]
+    fn a_split_project_day_lists_every_split_after_its_group_shard() {
+        let mut dir = ShardDirectory::default();
+        dir.add("p/a", "2026-11-20", 0, &[3]);
+        dir.add("p/b", "2026-11-20", 0, &[3]);
+        assert!(dir.add("p/a", "2026-11-20", 2, &[]).new_shard);
+        assert!(!dir.add("p/a", "2026-11-20", 1, &[]).new_shard);
+        dir.add("p/a", "2026-11-19", 0, &[]);
+        let group = shard_name(group_of("p/a"), "2026-11-20");
+        assert_eq!(
+            dir.lookup(&plan(Some("p/a"), vec![], "2026-11-01", None)),
+            [
+                group.clone(),
+                "2026-11-20/p/a/1".to_owned(),
+                "2026-11-20/p/a/2".to_owned(),
+                shard_name(group_of("p/a"), "2026-11-19"),
+            ]
+        );
+        let restored = ShardDirectory::restore(&dir.snapshot()).unwrap();
+        assert_eq!(
+            restored.lookup(&plan(None, vec![3], "2026-11-20", None)),
+            dir.lookup(&plan(None, vec![3], "2026-11-20", None))
+        );
+        assert_eq!(dir.shards(), 5);
     }
 }

@@ -12,7 +12,9 @@ use crate::ingest::Stream;
 
 const RECORD_MAGIC: &[u8; 8] = b"LEREC001";
 const DELIVERY_MAGIC: &[u8; 8] = b"LEDLV001";
-const REGISTRATION_MAGIC: &[u8; 8] = b"LEREG001";
+/// Registrations name each project-day's split; `LEREG001` (no split: 0) still reads.
+const REGISTRATION_MAGIC: &[u8; 8] = b"LEREG002";
+const REGISTRATION_MAGIC_1: &[u8; 8] = b"LEREG001";
 
 /// Bytes that do not read never will: a refusal a retry cannot change.
 fn unreadable(what: &str) -> Error {
@@ -265,6 +267,7 @@ pub fn write_registration(entries: &[Registered]) -> Vec<u8> {
         for &bit in &entry.url_bits {
             out.u32(bit);
         }
+        out.u32(entry.split);
     }
     out.0
 }
@@ -272,7 +275,13 @@ pub fn write_registration(entries: &[Registered]) -> Vec<u8> {
 /// The entries of a registration.
 pub fn read_registration(bytes: &[u8]) -> Result<Vec<Registered>> {
     let mut input = In(bytes);
-    input.magic(REGISTRATION_MAGIC, "a registration")?;
+    let with_splits = bytes.starts_with(REGISTRATION_MAGIC);
+    let magic = if with_splits {
+        REGISTRATION_MAGIC
+    } else {
+        REGISTRATION_MAGIC_1
+    };
+    input.magic(magic, "a registration")?;
     let entries = (0..input.u32("an entry count")?)
         .map(|_| {
             Ok(Registered {
@@ -281,6 +290,11 @@ pub fn read_registration(bytes: &[u8]) -> Result<Vec<Registered>> {
                 url_bits: (0..input.u32("a bit count")?)
                     .map(|_| input.u32("a bit"))
                     .collect::<Result<Vec<u32>>>()?,
+                split: if with_splits {
+                    input.u32("a split")?
+                } else {
+                    0
+                },
             })
         })
         .collect::<Result<Vec<_>>>()?;

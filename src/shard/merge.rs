@@ -9,13 +9,7 @@ use serde_json::value::RawValue;
 use crate::cache::{CacheStatus, QueryAnswer};
 use crate::error::{Error, Result};
 use crate::json;
-use crate::reach::Merge;
-
-#[derive(Deserialize)]
-struct Body<'a> {
-    #[serde(borrow)]
-    result: Vec<&'a RawValue>,
-}
+use crate::reach::{answer_rows, Merge};
 
 /// A row's fields in their order, values as sent.
 type Fields<'a> = json::Fields<'a, &'a str>;
@@ -94,12 +88,6 @@ fn add_rows(rows: &[Fields<'_>], skip: Option<&str>) -> Result<Vec<(String, Stri
         .collect()
 }
 
-pub(crate) fn rows_of(body: &str) -> Result<Vec<&RawValue>> {
-    serde_json::from_str::<Body>(body)
-        .map(|b| b.result)
-        .map_err(|e| bad(format!("not a `{{\"result\":[…]}}` answer ({e})")))
-}
-
 fn fields_of(row: &RawValue) -> Result<Fields<'_>> {
     serde_json::from_str(row.get()).map_err(|e| bad(format!("a row is not an object ({e})")))
 }
@@ -126,7 +114,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
             }
             let mut rows: Vec<(Order, &RawValue)> = Vec::new();
             for body in bodies {
-                for row in rows_of(body)? {
+                for row in answer_rows(body)? {
                     let order: Order = serde_json::from_str(row.get())
                         .map_err(|e| bad(format!("a logs.all row lacks its order ({e})")))?;
                     rows.push((order, row));
@@ -142,7 +130,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
         Merge::AddAll => {
             let rows = bodies
                 .iter()
-                .map(|b| rows_of(b))
+                .map(|b| answer_rows(b))
                 .collect::<Result<Vec<_>>>()?
                 .into_iter()
                 .flatten()
@@ -154,10 +142,10 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
                 push(&mut out, &row);
             }
         }
-        Merge::AddByKey { key } | Merge::OneShardPerKey { key } => {
+        Merge::AddByKey { key } | Merge::BucketStates { key } => {
             let mut buckets: BTreeMap<Key, (Vec<Fields>, &RawValue)> = BTreeMap::new();
             for body in bodies {
-                for row in rows_of(body)? {
+                for row in answer_rows(body)? {
                     let fields = fields_of(row)?;
                     buckets
                         .entry(key_of(&fields, key)?)
@@ -169,7 +157,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
             for (bucket, (rows, first_row)) in buckets {
                 if rows.len() == 1 {
                     push(&mut out, first_row.get());
-                } else if matches!(rule, Merge::OneShardPerKey { .. }) {
+                } else if matches!(rule, Merge::BucketStates { .. }) {
                     return Err(bad(format!(
                         "two shards answered the bucket {bucket:?}, which one shard holds whole"
                     )));
@@ -252,7 +240,7 @@ mod tests {
 
     #[test]
     fn one_shard_per_bucket_refuses_a_bucket_twice() {
-        let rule = Merge::OneShardPerKey { key: "timestamp" };
+        let rule = Merge::BucketStates { key: "timestamp" };
         let ok = merge_bodies(
             rule,
             &[

@@ -16,14 +16,16 @@
 //! - `round`: the batches a partition keeps, coalesced into one delivery per
 //!   shard and one registration per directory partition.
 //! - `directory`: which shards exist, per project, and which a plan asks.
+//! - `route`: where a project-day's entries go once a store is full (its
+//!   splits), and the rows a full store handed back, sent on.
 //! - `query`: a call across objects, asked in waves of at most
 //!   `MAX_CONCURRENT` and merged (`merge`).
 //!
 //! Why a day: every bucket of every endpoint is at most a day long and starts
 //! at a UTC multiple of its width, so all entries of one bucket of one project
 //! are in one shard, and percentiles stay exact without moving values between
-//! shards. Entries with one timestamp are in one shard too, so logs.all's
-//! tie-break by id is the same across shards.
+//! shards, unless the project-day outgrew a store and is split (`route`):
+//! then its shards answer partial states that merge (`Merge::BucketStates`).
 
 mod directory;
 mod frame;
@@ -31,6 +33,7 @@ mod key;
 mod merge;
 mod query;
 mod round;
+mod route;
 mod split;
 
 use serde::{Deserialize, Serialize};
@@ -41,11 +44,12 @@ use crate::reach::{Merge, Projects, Reach};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
 pub use directory::{Added, ShardDirectory};
-pub use frame::{read_record, Delivery};
+pub use frame::{read_record, Delivery, Section};
 pub use key::BatchKey;
 pub use merge::merge_answers;
 pub use query::{Gather, ShardQuery};
 pub use round::{refusal_is_final, KnownRegistrations, Registration, Round, ShardDelivery};
+pub use route::{SplitRoute, SplitRoutes};
 pub use split::{split_by_shard, BatchSplit, ShardPart, Split};
 
 /// Groups of projects: a day of a group is one shard.
@@ -102,6 +106,32 @@ pub fn group_of(project_key: &str) -> u32 {
 /// The name of the store holding `group`'s entries of `day`.
 pub fn shard_name(group: u32, day: &str) -> String {
     format!("{day}/g/{group:02}")
+}
+
+/// The name of the store holding a project's entries of `day`: its group's
+/// (split 0), or, once a store refused them for want of room, its own
+/// `{day}/p/{ref}/{split}` (README, "Contract decisions": a project-day split
+/// by size).
+pub fn split_shard_name(project_key: &str, day: &str, split: u32) -> String {
+    match split {
+        0 => shard_name(group_of(project_key), day),
+        n => format!("{day}/{project_key}/{n}"),
+    }
+}
+
+/// The day a shard's name holds (`YYYY-MM-DD`, what comes before the first `/`).
+pub fn day_of_shard(name: &str) -> &str {
+    name.split('/').next().unwrap_or_default()
+}
+
+/// The split a shard's name holds for `project_key` (0: the group's shard).
+pub fn split_of_shard(name: &str, project_key: &str) -> u32 {
+    name.strip_prefix(day_of_shard(name))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|rest| rest.strip_prefix(project_key))
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The name of the directory partition that knows `group`'s shards.
@@ -191,6 +221,22 @@ mod tests {
         assert_eq!(day_of(DAY), "1970-01-02");
         assert_eq!(day_of(-1), "1969-12-31");
         assert_eq!(shard_name(7, "2026-11-20"), "2026-11-20/g/07");
+        let base = split_shard_name("p/a/b", "2026-11-20", 0);
+        assert_eq!(base, shard_name(group_of("p/a/b"), "2026-11-20"));
+        let third = split_shard_name("p/a/b", "2026-11-20", 3);
+        assert_eq!(third, "2026-11-20/p/a/b/3");
+        assert_eq!(
+            (day_of_shard(&third), day_of_shard(&base)),
+            ("2026-11-20", "2026-11-20")
+        );
+        assert_eq!(
+            (
+                split_of_shard(&third, "p/a/b"),
+                split_of_shard(&base, "p/a/b")
+            ),
+            (3, 0)
+        );
+        assert_eq!(split_of_shard(&third, "p/a"), 0);
         assert_eq!(project_key(None), "none");
         // Refs that look alike spread over the groups as random ones would.
         let mut used = std::collections::BTreeSet::new();

@@ -6,17 +6,24 @@
 //! waves until every object answered, merged by the endpoint's rule. The
 //! answer names every object asked.
 
-use super::merge::{merge_answers, rows_of};
-use super::{QueryPlan, MAX_CONCURRENT};
+use super::merge::merge_answers;
+use super::{day_of_shard, QueryPlan, MAX_CONCURRENT};
 use crate::cache::QueryAnswer;
-use crate::endpoints::Query;
+use crate::endpoints::{EndpointKind, Query};
 use crate::error::Result;
+use crate::reach::answer_rows;
 use crate::reach::Merge;
 use crate::timestamp::Micros;
 
 /// Objects asked in waves, and their answers merged.
 pub struct Gather {
     merge: Merge,
+    /// The shards are asked for partial states, which this endpoint merges
+    /// (a bucket may span the shards of a split project-day).
+    partial_states: Option<EndpointKind>,
+    /// Names are shards (`{day}/…`): a newest-first wave never stops inside a
+    /// day, whose shards (a split project-day) hold rows in any order.
+    whole_days: bool,
     names: Vec<String>,
     asked: usize,
     wave: usize,
@@ -33,6 +40,8 @@ impl Gather {
     pub fn new(merge: Merge, names: Vec<String>) -> Gather {
         Gather {
             merge,
+            partial_states: None,
+            whole_days: false,
             names,
             asked: 0,
             wave: 1,
@@ -43,10 +52,42 @@ impl Gather {
         }
     }
 
+    /// A directory partition's gathering of the shards it found for `plan`
+    /// (newest day first).
+    pub fn of_shards(plan: &QueryPlan, shards: Vec<String>) -> Result<Gather> {
+        let kind = EndpointKind::resolve(&plan.endpoint)?;
+        let merge = kind.merge();
+        let split_day = shards
+            .iter()
+            .zip(shards.iter().skip(1))
+            .any(|(a, b)| day_of_shard(a) == day_of_shard(b));
+        let mut gather = Gather::new(merge, shards);
+        gather.whole_days = true;
+        if split_day && matches!(merge, Merge::BucketStates { .. }) {
+            gather.partial_states = Some(kind);
+        }
+        Ok(gather)
+    }
+
+    /// Whether shards answer partial states (`LogEndpoints::query_path_partial`).
+    pub fn partial_states(&self) -> bool {
+        self.partial_states.is_some()
+    }
+
     /// The objects to ask next, at once; empty once the answers are enough.
     pub fn next_wave(&mut self) -> Vec<String> {
         let rest = self.names.get(self.asked..).unwrap_or_default();
+        let last_day = self
+            .asked
+            .checked_sub(1)
+            .and_then(|i| self.names.get(i))
+            .map(|name| day_of_shard(name));
         let wave = match self.merge {
+            Merge::NewestFirst { limit } if self.rows >= limit && self.whole_days => rest
+                .iter()
+                .take(MAX_CONCURRENT)
+                .take_while(|name| Some(day_of_shard(name)) == last_day)
+                .count(),
             Merge::NewestFirst { limit } if self.rows >= limit => 0,
             Merge::NewestFirst { .. } => self.wave.min(MAX_CONCURRENT),
             _ => MAX_CONCURRENT,
@@ -65,7 +106,7 @@ impl Gather {
             return Ok(());
         };
         if let Merge::NewestFirst { .. } = self.merge {
-            self.rows += rows_of(&answer.body)?.len();
+            self.rows += answer_rows(&answer.body)?.len();
         }
         // A shard answers for itself; a directory partition for the shards it asked.
         self.shards += answer.shards.unwrap_or(1);
@@ -79,7 +120,16 @@ impl Gather {
         if self.answers.is_empty() {
             return None;
         }
-        Some(merge_answers(self.merge, &self.answers).map(|mut answer| {
+        let merged = match self.partial_states {
+            Some(kind) => {
+                let bodies: Vec<&str> = self.answers.iter().map(|a| &*a.body).collect();
+                let warning = self.answers.iter().find_map(|a| a.warning.clone());
+                kind.merge_states(&bodies)
+                    .map(|body| QueryAnswer::new(body.into(), None, warning))
+            }
+            None => merge_answers(self.merge, &self.answers),
+        };
+        Some(merged.map(|mut answer| {
             answer.shards = Some(self.shards);
             answer.objects = self.objects.clone();
             answer

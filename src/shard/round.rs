@@ -5,12 +5,13 @@
 //! the projects it knows), however many batches the round covers. Each
 //! shard's section of a stream is every batch's staged rows for it, joined.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
 use super::frame::{read_record, read_registration, write_registration, Delivery, Section};
-use super::{directory_name, shard_name};
+use super::route::{shares_of, SplitRoute, SplitRoutes};
+use super::{day_of_shard, directory_name, group_of, shard_name, split_of_shard};
 use crate::error::Result;
 use crate::ingest::Stream;
 use crate::store::TrigramFilter;
@@ -37,6 +38,8 @@ pub struct Registered {
     pub project_key: String,
     pub day: String,
     pub url_bits: Vec<u32>,
+    /// The project-day's highest split with entries (0: only its group's shard).
+    pub split: u32,
 }
 
 /// One shard's delivery of a round, as the bytes sent.
@@ -58,51 +61,117 @@ pub fn refusal_is_final(status: u16, body: &str) -> bool {
         || crate::error::ErrorReport::from_answer(status, body).code == "store_full"
 }
 
+/// Per (project key, day): the URL bits its entries set, and its highest split.
+type ProjectDays = BTreeMap<(String, String), (TrigramFilter, u32)>;
+
 pub struct Round {
     partition: String,
     round: u64,
+    /// The project-days whose entries go to a split of their own.
+    routes: SplitRoutes,
     /// Per shard, per stream: the staged rows so far and how many.
     shards: BTreeMap<String, BTreeMap<Stream, (Vec<u8>, usize)>>,
-    /// Per directory partition: per (project key, day), the URL bits.
-    registrations: BTreeMap<String, BTreeMap<(String, String), TrigramFilter>>,
+    /// Per directory partition, its project-days.
+    registrations: BTreeMap<String, ProjectDays>,
+    /// The splits overflow sent project-days to (`overflow`).
+    moved: SplitRoutes,
 }
 
 impl Round {
     pub fn new(partition: &str, round: u64) -> Round {
+        Round::with_routes(partition, round, SplitRoutes::default())
+    }
+
+    /// A round whose project-days go where `routes` says.
+    pub fn with_routes(partition: &str, round: u64, routes: SplitRoutes) -> Round {
         Round {
             partition: partition.to_owned(),
             round,
+            routes,
             shards: BTreeMap::new(),
             registrations: BTreeMap::new(),
+            moved: SplitRoutes::default(),
         }
+    }
+
+    fn register(&mut self, project_key: &str, day: &str, split: u32, bits: &[u32]) {
+        let (filter, highest) = self
+            .registrations
+            .entry(directory_name(group_of(project_key)))
+            .or_default()
+            .entry((project_key.to_owned(), day.to_owned()))
+            .or_default();
+        for &bit in bits {
+            filter.set(bit);
+        }
+        *highest = (*highest).max(split);
+    }
+
+    fn push(&mut self, shard: String, stream: Stream, block: &[u8], rows: usize) {
+        let (body, entries) = self
+            .shards
+            .entry(shard)
+            .or_default()
+            .entry(stream)
+            .or_insert_with(|| (Vec::new(), 0));
+        // Runs of blocks joined are one run.
+        body.extend_from_slice(block);
+        *entries += rows;
     }
 
     /// Adds one kept batch (a record).
     pub fn add(&mut self, record: &[u8]) -> Result<()> {
         for part in read_record(record)? {
-            let registry = self
-                .registrations
-                .entry(directory_name(part.group))
-                .or_default();
-            for (key, bits) in part.projects {
-                let filter = registry
-                    .entry((key.to_owned(), part.day.to_owned()))
-                    .or_default();
-                for bit in bits {
-                    filter.set(bit);
-                }
+            let mut routed = false;
+            for (key, bits) in &part.projects {
+                let split = self.routes.split(key, part.day);
+                routed |= split > 0;
+                self.register(key, part.day, split, bits);
             }
-            let (body, entries) = self
-                .shards
-                .entry(shard_name(part.group, part.day))
-                .or_default()
-                .entry(part.stream)
-                .or_insert_with(|| (Vec::new(), 0));
-            // Runs of blocks joined are one run.
-            body.extend_from_slice(part.body);
-            *entries += part.entries;
+            if routed {
+                let routes = &self.routes;
+                let shares = shares_of(part.stream, part.body, part.entries, part.day, |key| {
+                    routes.split(key, part.day)
+                })?;
+                for share in shares {
+                    self.push(share.shard, part.stream, &share.block, share.rows);
+                }
+            } else {
+                let shard = shard_name(part.group, part.day);
+                self.push(shard, part.stream, part.body, part.entries);
+            }
         }
         Ok(())
+    }
+
+    /// Adds the rows shard `from` had no room for (`overflow`: a delivery of
+    /// this round, as `DeliveryReport::overflow` hands it back): each
+    /// project's rows go to its split after `from`'s, registered first.
+    pub fn overflow(&mut self, from: &str, overflow: &[u8]) -> Result<()> {
+        let delivery = Delivery::read(overflow)?;
+        let day = day_of_shard(from).to_owned();
+        for section in delivery.sections {
+            let routes = &self.routes;
+            let shares = shares_of(
+                section.stream,
+                &section.body,
+                section.entries,
+                &day,
+                |key| routes.split(key, &day).max(split_of_shard(from, key)) + 1,
+            )?;
+            for share in shares {
+                self.register(&share.project_key, &day, share.split, &[]);
+                self.moved.raise(&share.project_key, &day, share.split);
+                self.push(share.shard, section.stream, &share.block, share.rows);
+            }
+        }
+        Ok(())
+    }
+
+    /// The splits `overflow` sent project-days to: the partition's routes
+    /// once this round is over.
+    pub fn moved(&self) -> Vec<SplitRoute> {
+        self.moved.list()
     }
 
     /// What each directory partition must record before the deliveries,
@@ -115,7 +184,7 @@ impl Round {
                 directory: directory.clone(),
                 entries: projects
                     .iter()
-                    .filter_map(|((project_key, day), filter)| {
+                    .filter_map(|((project_key, day), (filter, split))| {
                         let (days, sent) = match known.projects.get(project_key) {
                             Some((days, sent)) => (Some(days), Some(sent)),
                             None => (None, None),
@@ -125,11 +194,14 @@ impl Round {
                             .into_iter()
                             .filter(|&bit| !sent.is_some_and(|s| s.has_all(&[bit])))
                             .collect();
-                        let new_day = !days.is_some_and(|d| d.contains(day));
-                        (new_day || !url_bits.is_empty()).then(|| Registered {
+                        let new_shard = days
+                            .and_then(|d| d.get(day))
+                            .is_none_or(|&known| known < *split);
+                        (new_shard || !url_bits.is_empty()).then(|| Registered {
                             project_key: project_key.clone(),
                             day: day.clone(),
                             url_bits,
+                            split: *split,
                         })
                     })
                     .collect(),
@@ -172,7 +244,8 @@ impl Round {
 /// same URL bits of every project every time.
 #[derive(Default)]
 pub struct KnownRegistrations {
-    projects: HashMap<String, (BTreeSet<String>, TrigramFilter)>,
+    /// Per project key: its days (and each one's highest split), and its URL bits.
+    projects: HashMap<String, (BTreeMap<String, u32>, TrigramFilter)>,
 }
 
 impl KnownRegistrations {
@@ -180,7 +253,8 @@ impl KnownRegistrations {
     pub fn learn(&mut self, bytes: &[u8]) -> crate::error::Result<()> {
         for entry in read_registration(bytes)? {
             let (days, sent) = self.projects.entry(entry.project_key.clone()).or_default();
-            days.insert(entry.day.clone());
+            let split = days.entry(entry.day.clone()).or_default();
+            *split = (*split).max(entry.split);
             for &bit in &entry.url_bits {
                 sent.set(bit);
             }
