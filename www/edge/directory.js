@@ -9,7 +9,7 @@
 import { checkEngine, engineGeneration, isServiceError, LogEndpoints, release, ShardDirectory, unavailable } from "./engine.js";
 import { readParts, writeParts } from "./blobs.js";
 import { respond } from "./http.js";
-import { shardStub } from "./stubs.js";
+import { PARTIAL_PATH, shardStub } from "./stubs.js";
 
 /** Registrations kept as they came before they are folded into the snapshot. */
 const LOG_ROWS = 64;
@@ -95,7 +95,7 @@ export class DirectoryObject {
     const gather = LogEndpoints.gather(plan, this.directory.lookup(plan));
     try {
       for (let wave = gather.nextWave(); wave.length > 0; wave = gather.nextWave()) {
-        const answers = await Promise.all(wave.map((name) => this.askShard(name, call, request)));
+        const answers = await Promise.all(wave.map((name) => this.askShard(name, call, request, gather.partialStates)));
         checkEngine(made);
         answers.forEach((answer, i) => gather.add(wave[i], answer));
       }
@@ -105,12 +105,16 @@ export class DirectoryObject {
     }
   }
 
-  /** A shard's answer to the client's request, as the core reads it; its error answer is the client's. */
-  async askShard(name, call, request) {
+  /**
+   * A shard's answer to the client's request, as the core reads it (partial
+   * states when a bucket may span the shards of a split project-day); its
+   * error answer is the client's.
+   */
+  async askShard(name, call, request, partial) {
     const headers = { ...this.forwardHeaders(request), "X-Shard": name };
     if (call.apiKey) headers["X-API-KEY"] = call.apiKey;
     if (call.authorization) headers.Authorization = call.authorization;
-    const res = await shardStub(this.env, name).fetch(`https://shard.internal${call.path}${call.query}`, {
+    const res = await shardStub(this.env, name).fetch(`https://shard.internal${partial ? PARTIAL_PATH : ""}${call.path}${call.query}`, {
       method: call.method,
       body: call.method === "POST" ? call.body : undefined,
       headers,

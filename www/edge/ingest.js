@@ -47,6 +47,8 @@ export class IngestObject {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS refused (
       round INTEGER NOT NULL, shard TEXT NOT NULL, entries INTEGER NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, at_ms INTEGER NOT NULL,
       PRIMARY KEY (round, shard))`);
+    // Where split project-days' entries go (the core's routes): written when a round is over.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS splits (project_key TEXT NOT NULL, day TEXT NOT NULL, split INTEGER NOT NULL, PRIMARY KEY (project_key, day))");
     this.seen = new SeenBatches(this.sql);
   }
 
@@ -141,27 +143,71 @@ export class IngestObject {
     this.sql.exec("INSERT OR REPLACE INTO refused (round, shard, entries, status, body, at_ms) VALUES (?, ?, ?, ?, ?, ?)", round, shard, entries, status, body, Date.now());
   }
 
-  /** One round: registrations, then deliveries. Whether it finished (every shard has its part, or refused it for good). */
+  /** The partition's routes: `[{ projectKey, day, split }]`, the split project-days of the days retention keeps. */
+  routes() {
+    const { firstKeptDay } = LogEndpoints.retention(Date.now());
+    this.sql.exec("DELETE FROM splits WHERE day < ?", firstKeptDay);
+    return this.sql.exec("SELECT project_key AS projectKey, day, split FROM splits").toArray();
+  }
+
+  /**
+   * One round: registrations, then deliveries, then what full shards handed
+   * back, sent on to the next splits, until every row is in a shard. Whether
+   * it finished (every shard has its part, or refused it for good).
+   */
   async distribute(name, { round, first_batch: first, last_batch: last }) {
     const records = this.sql
       .exec("SELECT id, bytes FROM batches WHERE id BETWEEN ? AND ? ORDER BY id", first, last)
       .toArray()
       .map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
-    // The round's work, read out of the core before anything is awaited.
-    const coalesced = LogEndpoints.coalesce(name, round, records);
+    const routes = this.routes();
+    const moved = [];
+    let work = LogEndpoints.coalesce(name, round, records, routes);
+    while (work) {
+      const overflows = await this.send(name, round, work);
+      if (!overflows) return false;
+      // What full shards handed back goes on, each project's rows to its next split.
+      work = null;
+      if (overflows.length > 0) {
+        const next = overflows.map(({ shard, overflow }) => LogEndpoints.reroute(shard, overflow, routes));
+        moved.push(...next.flatMap((r) => r.moved));
+        work = next;
+      }
+    }
+    // Every shard has its part: the batches are theirs now, and the routes change.
+    this.ctx.storage.transactionSync(() => {
+      for (const { projectKey, day, split } of moved) {
+        this.sql.exec("INSERT INTO splits (project_key, day, split) VALUES (?, ?, ?) ON CONFLICT (project_key, day) DO UPDATE SET split = max(split, excluded.split)", projectKey, day, split);
+      }
+      this.sql.exec("DELETE FROM batch_parts WHERE batch_id BETWEEN ? AND ?", first, last);
+      this.sql.exec("DELETE FROM batches WHERE id BETWEEN ? AND ?", first, last);
+      this.sql.exec("DELETE FROM rounds WHERE round = ?", round);
+    });
+    return true;
+  }
+
+  /**
+   * Sends one or more `Round`s' work (freed here): registrations first, then
+   * deliveries. The rows full shards handed back (`[{ shard, overflow }]`),
+   * or null when a directory or shard must be tried again.
+   */
+  async send(name, round, work) {
+    // The work, read out of the core before anything is awaited.
     const made = engineGeneration();
     const known = this.knownRegistrations();
-    const registrations = coalesced.registrations(known);
-    const { deliveries } = coalesced;
-    coalesced.free();
+    const rounds = Array.isArray(work) ? work : [work];
+    const registrations = rounds.flatMap((r) => r.registrations(known));
+    const deliveries = rounds.flatMap((r) => r.deliveries);
+    for (const r of rounds) r.free();
     const registered = await inWaves(registrations, MAX_CONCURRENT, async ({ directory, bytes }) => {
       const res = await directoryStub(this.env, directory).fetch("https://directory.internal/register", { method: "POST", body: bytes });
       const text = await res.text();
       if (!res.ok) console.error(`log-endpoints: ${name} round ${round}: ${directory} did not register it (${res.status} ${text})`);
       return res.ok;
     });
-    if (!registered.every(Boolean)) return false;
+    if (!registered.every(Boolean)) return null;
     if (engineGeneration() === made) for (const { bytes } of registrations) known.learn(bytes);
+    const overflows = [];
     const delivered = await inWaves(deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
       let res;
       try {
@@ -170,12 +216,14 @@ export class IngestObject {
         console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not answer (${e.message}); retrying`);
         return false;
       }
-      const body = await res.text();
       if (res.ok) {
-        const { refused = [] } = JSON.parse(body);
+        const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
         if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
+        if (overflowEntries > 0) overflows.push({ shard, overflow: new Uint8Array(await res.arrayBuffer()) });
+        else await res.body?.cancel();
         return true;
       }
+      const body = await res.text();
       if (!LogEndpoints.refusalIsFinal(res.status, body)) {
         console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); retrying`);
         return false;
@@ -183,13 +231,6 @@ export class IngestObject {
       this.recordRefusal(name, round, shard, entries, res.status, body);
       return true;
     });
-    if (!delivered.every(Boolean)) return false;
-    // Every shard has its part: the batches are theirs now.
-    this.ctx.storage.transactionSync(() => {
-      this.sql.exec("DELETE FROM batch_parts WHERE batch_id BETWEEN ? AND ?", first, last);
-      this.sql.exec("DELETE FROM batches WHERE id BETWEEN ? AND ?", first, last);
-      this.sql.exec("DELETE FROM rounds WHERE round = ?", round);
-    });
-    return true;
+    return delivered.every(Boolean) ? overflows : null;
   }
 }

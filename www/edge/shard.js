@@ -9,6 +9,7 @@ import { engineFault, engineGeneration, isServiceError, LogEndpoints, newEngine,
 import { readParts, writeParts } from "./blobs.js";
 import { readBody, requestParts, respond } from "./http.js";
 import { SeenBatches } from "./seen.js";
+import { PARTIAL_PATH } from "./stubs.js";
 
 /** The `stream` of a stored delivery (its sections name their streams). */
 const DELIVERY = "delivery";
@@ -38,6 +39,10 @@ export class ShardObject {
     this.sql.exec("CREATE TABLE IF NOT EXISTS snapshot_parts (part INTEGER PRIMARY KEY, body BLOB NOT NULL)");
     // The last round applied of each ingest partition: a delivery sent again is not applied twice.
     this.sql.exec("CREATE TABLE IF NOT EXISTS applied (partition TEXT PRIMARY KEY, round INTEGER NOT NULL)");
+    // The answer to each partition's last round (what was refused, and the rows
+    // handed back for want of room): a round sent again gets it again.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS answers (partition TEXT PRIMARY KEY, round INTEGER NOT NULL, report TEXT NOT NULL, overflow_bytes INTEGER NOT NULL)");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS answer_parts (partition TEXT NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (partition, part))");
     // With SHARDING=off batches come here directly: resent ones are recognised here.
     this.seen = new SeenBatches(this.sql);
     ctx.blockConcurrencyWhile(async () => {
@@ -105,8 +110,9 @@ export class ShardObject {
         if (batch.stream === DELIVERY) {
           // A stored delivery holds what was kept; a section refused now (a
           // replay near the budget) keeps it out of snapshots until it loads.
-          const { refused } = this.service.ingestDelivery(body);
+          const { refused, overflowEntries } = this.service.ingestDelivery(body);
           if (refused.length > 0) throw new Error(`${refused.length} of its sections were refused on replay (${refused.map((r) => r.error.code).join(", ")})`);
+          if (overflowEntries > 0) throw new Error(`${overflowEntries} of its rows found no room on replay`);
         } else if (batch.stream === RECORD) this.service.ingestRecord(body);
         else this.service.ingest(batch.stream, body); // stored before records were
       } catch (e) {
@@ -160,6 +166,7 @@ export class ShardObject {
     try {
       if (url.pathname === MAINTAIN_PATH) return await this.maintain(request);
       if (url.pathname === DELIVER_PATH) return await this.deliver(request);
+      if (url.pathname.startsWith(`${PARTIAL_PATH}/`)) return await this.query(request, new URL(url.pathname.slice(PARTIAL_PATH.length) + url.search, url), true);
       const target = LogEndpoints.route(url.pathname, request.method);
       if (target.kind === "ingest") return await this.ingest(request, url);
       return await this.query(request, url);
@@ -170,11 +177,13 @@ export class ShardObject {
     }
   }
 
-  async query(request, url) {
+  /** A query; `partial`: as one shard of a split project-day answers its directory. */
+  async query(request, url, partial = false) {
     const { paramsBodyBytes } = LogEndpoints.constants();
     const body = request.method === "POST" ? await readBody(request, paramsBodyBytes) : undefined;
     this.beforeQuery(request);
-    return respond(this.service.answerRequest(requestParts(request, url, body)));
+    const parts = requestParts(request, url, body);
+    return respond(partial ? this.service.answerPartial(parts) : this.service.answerRequest(parts));
   }
 
   /**
@@ -198,18 +207,39 @@ export class ShardObject {
     return response;
   }
 
-  /** An ingest partition's delivery: applied once, then stored with its round. */
+  /**
+   * An ingest partition's delivery: applied once, then stored with its round
+   * and its answer. The answer is the report in `X-Delivery` (`{ duplicate,
+   * accepted, refused, overflowEntries }`) and, as the body, the rows there
+   * was no room for (a delivery the partition sends on). A round sent again
+   * gets the same answer.
+   */
   async deliver(request) {
     const bytes = new Uint8Array(await request.arrayBuffer());
     const { partition, round } = LogEndpoints.deliveryHeader(bytes);
     const applied = this.sql.exec("SELECT round FROM applied WHERE partition = ?", partition).toArray()[0]?.round ?? 0;
-    if (round <= applied) return Response.json({ duplicate: true });
-    // Each section is kept or refused whole; `kept` is what was applied when one was refused.
+    if (round <= applied) return this.storedAnswer(partition, round);
+    // What fits is kept (`kept`: as applied, when not all of it was); the rest is refused or handed back.
     const delivered = this.service.ingestDelivery(bytes);
-    const recordRound = () => this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round);
+    const report = { duplicate: false, accepted: delivered.report.accepted, refused: delivered.refused, overflowEntries: delivered.overflowEntries };
+    const overflow = delivered.overflow ?? new Uint8Array(0);
+    const recordRound = () => {
+      this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round);
+      this.sql.exec("DELETE FROM answer_parts WHERE partition = ?", partition);
+      this.sql.exec("INSERT OR REPLACE INTO answers (partition, round, report, overflow_bytes) VALUES (?, ?, ?, ?)", partition, round, JSON.stringify(report), overflow.byteLength);
+      writeParts(overflow, (part, body) => this.sql.exec("INSERT INTO answer_parts (partition, part, body) VALUES (?, ?, ?)", partition, part, body));
+    };
     if (delivered.keep) await this.keep(DELIVERY, delivered.kept ?? bytes, delivered.report.newestTimestamp, request, recordRound);
     else this.ctx.storage.transactionSync(recordRound); // nothing kept: nothing to store or replay
-    return Response.json({ duplicate: false, accepted: delivered.report.accepted, refused: delivered.refused });
+    return deliveryAnswer(report, overflow);
+  }
+
+  /** The answer given to a partition's round applied before: the same one, marked a duplicate. */
+  storedAnswer(partition, round) {
+    const stored = this.sql.exec("SELECT report, overflow_bytes FROM answers WHERE partition = ? AND round = ?", partition, round).toArray()[0];
+    if (!stored) return deliveryAnswer({ duplicate: true }, new Uint8Array(0));
+    const overflow = readParts(this.sql, "SELECT body FROM answer_parts WHERE partition = ? ORDER BY part", [partition], stored.overflow_bytes);
+    return deliveryAnswer({ ...JSON.parse(stored.report), duplicate: true }, overflow);
   }
 
   /**
@@ -309,4 +339,9 @@ export class ShardObject {
     }
     return respond(engineFault());
   }
+}
+
+/** A delivery's answer: the report in `X-Delivery`, the rows handed back as the body. */
+function deliveryAnswer(report, overflow) {
+  return new Response(overflow, { headers: { "X-Delivery": JSON.stringify(report), "Content-Type": "application/octet-stream" } });
 }

@@ -14,6 +14,9 @@ export function shardStub(env, name) {
   return env.SHARD.get(env.SHARD.idFromName(name));
 }
 
+/** The path prefix under which a shard answers a directory with partial states (a split project-day). */
+export const PARTIAL_PATH = "/partial";
+
 /** The name of the one shard object when SHARDING=off. */
 export const SINGLE_SHARD = "logs";
 
