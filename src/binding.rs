@@ -92,6 +92,8 @@ export interface Constants {
   paramsBodyBytes: number;
   /** Most calls one object of the edge deployment has in flight to others. */
   maxConcurrent: number;
+  /** The bound on p95/p99 of a bucket whose times sit in several shards of a split project-day (relative). */
+  sketchRelativeError: number;
 }
 export interface QueryAnswer {
   body: string;
@@ -389,6 +391,7 @@ struct Constants {
     retention_days: i64,
     params_body_bytes: usize,
     max_concurrent: usize,
+    sketch_relative_error: f64,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -796,6 +799,7 @@ impl JsLogEndpoints {
             retention_days: crate::endpoints::LONGEST_RETENTION / DAY,
             params_body_bytes: http::MAX_PARAMS_BODY_BYTES,
             max_concurrent: crate::shard::MAX_CONCURRENT,
+            sketch_relative_error: crate::sketch::RELATIVE_ERROR,
         })
     }
 

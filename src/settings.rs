@@ -44,7 +44,7 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "MAX_STORE_BYTES",
-        meaning: "memory budget of a shard's in-memory store, of which other sources may hold a quarter; a delivery's section that would pass it is refused (recorded by its ingest partition)",
+        meaning: "memory budget of a shard's in-memory store, of which other sources may hold a quarter; a project-day's entries past it go to stores of its own (`{day}/p/{ref}/{n}`), other sources' past their quarter are refused (recorded by the ingest partition)",
         default: "64 MiB",
     },
     Setting {
