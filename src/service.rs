@@ -387,9 +387,9 @@ impl LogEndpoints {
             .collect::<Result<Vec<_>>>()?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         let mut refused = Vec::new();
-        let mut kept = Vec::new();
+        // Per section, the chunks appended (copied out only when one was not whole).
+        let mut appended = Vec::with_capacity(delivery.sections.len());
         let mut overflow = Vec::new();
-        let mut whole = true;
         for (section, rows) in delivery.sections.iter().zip(&rows) {
             let (chunks, error) = self.append_as_far_as_fits(rows);
             let applied = chunks.last().map_or(0, |last| last.end);
@@ -397,16 +397,6 @@ impl LogEndpoints {
             for chunk in &chunks {
                 report.newest_timestamp =
                     report.newest_timestamp.max(rows.newest_in(chunk.clone()));
-            }
-            if chunks.len() == 1 && applied == section.entries {
-                kept.push(section.clone());
-            } else {
-                whole = false;
-                kept.extend(
-                    chunks
-                        .into_iter()
-                        .map(|chunk| section_of(rows, section.stream, chunk)),
-                );
             }
             let rest = applied..section.entries;
             match error {
@@ -421,7 +411,22 @@ impl LogEndpoints {
                     error: ErrorReport::from(&error),
                 }),
             }
+            appended.push(chunks);
         }
+        let whole_in_one = |section: &Section, chunks: &[Range<usize>]| matches!(chunks, [only] if only.len() == section.entries);
+        let whole = (delivery.sections.iter().zip(&appended))
+            .all(|(section, chunks)| whole_in_one(section, chunks));
+        let kept = (!whole).then(|| {
+            (delivery.sections.iter().zip(&rows).zip(appended))
+                .flat_map(|((section, rows), chunks)| {
+                    let one = whole_in_one(section, &chunks);
+                    chunks.into_iter().map(move |chunk| match one {
+                        true => section.clone(),
+                        false => section_of(rows, section.stream, chunk),
+                    })
+                })
+                .collect::<Vec<_>>()
+        });
         let keep = report.accepted > 0;
         let as_delivery = |sections: Vec<Section>| {
             Delivery {
@@ -434,7 +439,7 @@ impl LogEndpoints {
         Ok(DeliveryReport {
             overflow_entries: overflow.iter().map(|s: &Section| s.entries).sum(),
             overflow: (!overflow.is_empty()).then(|| as_delivery(overflow)),
-            kept: (!whole).then(|| as_delivery(kept)),
+            kept: kept.map(as_delivery),
             partition: delivery.partition.clone(),
             round: delivery.round,
             report,
