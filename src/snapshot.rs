@@ -10,8 +10,8 @@
 //! and its values, each text as a length and its UTF-8. A table's free text is
 //! stored as its LZ4 blocks are held (restoring decodes none of them). Each
 //! project's rows are rebuilt (a pass over a column); the URL index is stored
-//! (rebuilding it hashes every URL). Version 4 (dense text, URL origins)
-//! reads no older version: the edge worker replays its stored batches when
+//! (rebuilding it hashes every URL). Version 5 (dense text, URL origins,
+//! each URL's origin) reads no older version: the edge worker replays its stored batches when
 //! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
@@ -26,7 +26,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -76,9 +76,11 @@ pub fn write(store: &Store) -> Vec<u8> {
     write_arena(&mut w, &edge.text);
     write_interner(&mut w, &edge.projects);
     write_interner(&mut w, &edge.urls);
-    let (filter_words, url_project, origins, origin_words) = edge.url_trigrams.parts();
+    let (filter_words, [url_project, url_origin], origins, origin_words) =
+        edge.url_trigrams.parts();
     w.column(&filter_words);
     w.column(url_project);
+    w.column(url_origin);
     write_interner(&mut w, origins);
     w.column(&origin_words);
     let functions = &store.functions;
@@ -184,11 +186,12 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     edge.urls = read_interner(&mut r, "url names")?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
     let url_project: Vec<Sym> = r.column("url projects")?;
+    let url_origin: Vec<Sym> = r.column("url origin ids")?;
     let origins = read_interner(&mut r, "url origins")?;
     let origin_words: Vec<u32> = r.column("project origins")?;
     edge.url_trigrams = UrlTrigrams::from_parts(
         &filter_words,
-        url_project,
+        [url_project, url_origin],
         origins,
         &origin_words,
         (edge.projects.len(), edge.urls.len()),
@@ -310,10 +313,10 @@ mod tests {
         }
         assert!(read(b"{\"id\":1}").is_err());
         let mut newer = bytes.clone();
-        newer[8] = 5;
+        newer[8] = 6;
         assert!(read(&newer)
             .err()
-            .is_some_and(|e| e.to_string().contains("version 5")));
+            .is_some_and(|e| e.to_string().contains("version 6")));
     }
 
     #[test]
@@ -321,7 +324,7 @@ mod tests {
         let mut v3 = service_with_logs().snapshot();
         v3[8..12].copy_from_slice(&3u32.to_le_bytes());
         let error = read(&v3).err().map(|e| e.to_string());
-        assert!(error.is_some_and(|e| e.contains("snapshot version 3; this build reads version 4")));
+        assert!(error.is_some_and(|e| e.contains("snapshot version 3; this build reads version 5")));
     }
 
     #[test]

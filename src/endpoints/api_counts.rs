@@ -243,13 +243,18 @@ impl Counts {
 }
 
 /// A compiled `project` pattern and what its syntax tells: the literals every
-/// match contains (to skip projects), and whether it is a plain literal, maybe
-/// anchored at the start: then a substring search answers, which costs far less
-/// per URL than the regex engine.
+/// match contains (to skip projects), whether it is a plain literal, maybe
+/// anchored at the start (then a substring search answers, which costs far
+/// less per URL than the regex engine), and whether a match in a URL's origin
+/// is a match of the URL.
 struct UrlPattern {
     regex: Regex,
     required: Vec<Vec<u8>>,
     plain: Option<Plain>,
+    /// No assertion looks past a match's end (`$`, `\b`): a match within a
+    /// prefix of a text is then a match of the text, so the URLs of an origin
+    /// it matches match without being read.
+    prefix_decides: bool,
 }
 
 enum Plain {
@@ -285,10 +290,18 @@ impl UrlPattern {
             },
             _ => None,
         });
+        let prefix_decides = hir.as_ref().is_some_and(|hir| {
+            let looks_behind_only = [Look::Start, Look::StartLF, Look::StartCRLF];
+            hir.properties()
+                .look_set()
+                .iter()
+                .all(|look| looks_behind_only.contains(&look))
+        });
         Ok(UrlPattern {
             regex,
             required,
             plain,
+            prefix_decides,
         })
     }
 
@@ -317,28 +330,68 @@ fn required_literals(hir: &Hir, out: &mut Vec<Vec<u8>>) {
 
 /// Whether each URL of the table matches the pattern, decided once per URL.
 /// Few candidate rows remember answers in a map; many, in a table over the
-/// whole URL dictionary (0 = not yet tried, 1 = no, 2 = yes), which would
-/// otherwise cost more to allocate than a short window costs to scan.
+/// whole URL dictionary (`UNTRIED`, `NO`, `YES`), which would otherwise cost
+/// more to allocate than a short window costs to scan. Where a match in the
+/// origin decides, each origin is tried once and its URLs are not read.
 struct UrlMatches<'a> {
     pattern: Option<&'a UrlPattern>,
     urls: &'a Interner,
+    index: &'a UrlTrigrams,
     dense: Vec<u8>,
     sparse: HashMap<Sym, bool>,
+    /// Per origin, whether the pattern matches it (`UNTRIED`, `NO`, `YES`);
+    /// empty unless `prefix_decides`.
+    by_origin: Vec<u8>,
+}
+
+const UNTRIED: u8 = 0;
+const NO: u8 = 1;
+const YES: u8 = 2;
+
+fn decision(matched: bool) -> u8 {
+    if matched {
+        YES
+    } else {
+        NO
+    }
 }
 
 impl<'a> UrlMatches<'a> {
-    fn new(pattern: Option<&'a UrlPattern>, urls: &'a Interner, rows: usize) -> UrlMatches<'a> {
+    fn new(pattern: Option<&'a UrlPattern>, table: &'a EdgeTable, rows: usize) -> UrlMatches<'a> {
+        let urls = &table.urls;
+        let index = &table.url_trigrams;
         let dense = if pattern.is_some() && rows.saturating_mul(4) >= urls.len() {
-            vec![0u8; urls.len()]
+            vec![UNTRIED; urls.len()]
         } else {
             Vec::new()
+        };
+        let by_origin = match pattern {
+            Some(p) if p.prefix_decides => vec![UNTRIED; index.origins().len()],
+            _ => Vec::new(),
         };
         UrlMatches {
             pattern,
             urls,
+            index,
             dense,
             sparse: HashMap::new(),
+            by_origin,
         }
+    }
+
+    /// Whether `url` matches, decided from its origin where that says yes.
+    fn decide(&mut self, pattern: &UrlPattern, url: Sym) -> bool {
+        if let Some(origin) = self.index.origin_of(url) {
+            if let Some(slot) = self.by_origin.get_mut(origin as usize) {
+                if *slot == UNTRIED {
+                    *slot = decision(pattern.is_match(self.index.origins().get(origin)));
+                }
+                if *slot == YES {
+                    return true;
+                }
+            }
+        }
+        pattern.is_match(self.urls.get(url))
     }
 
     fn matches(&mut self, url: Sym) -> bool {
@@ -348,21 +401,24 @@ impl<'a> UrlMatches<'a> {
         if url == NONE {
             return false;
         }
-        if let Some(slot) = self.dense.get_mut(url as usize) {
-            if *slot == 0 {
-                *slot = if pattern.is_match(self.urls.get(url)) {
-                    2
-                } else {
-                    1
-                };
+        match self.dense.get(url as usize) {
+            Some(&UNTRIED) => {
+                let matched = self.decide(pattern, url);
+                if let Some(slot) = self.dense.get_mut(url as usize) {
+                    *slot = decision(matched);
+                }
+                matched
             }
-            return *slot == 2;
+            Some(&slot) => slot == YES,
+            None => match self.sparse.get(&url) {
+                Some(&matched) => matched,
+                None => {
+                    let matched = self.decide(pattern, url);
+                    self.sparse.insert(url, matched);
+                    matched
+                }
+            },
         }
-        let urls = self.urls;
-        *self
-            .sparse
-            .entry(url)
-            .or_insert_with(|| pattern.is_match(urls.get(url)))
     }
 }
 
@@ -454,20 +510,21 @@ fn count_own_rows(
     width: Micros,
     rows: &mut Rows,
 ) {
-    let mut matches = UrlMatches::new(pattern, &table.urls, own.iter().map(|r| r.len()).sum());
+    let mut matches = UrlMatches::new(pattern, table, own.iter().map(|r| r.len()).sum());
     let mut buckets: BTreeMap<Micros, AreaTally> = BTreeMap::new();
+    let mut add = |bucket: Micros, tally: &AreaTally| {
+        let sums = buckets.entry(bucket).or_default();
+        for (sum, n) in sums.iter_mut().zip(tally) {
+            *sum += n;
+        }
+    };
     for project_rows in own {
         // A project's rows are in time order: each run of one bucket is tallied
-        // apart and added to the buckets once.
-        let mut run: Option<(Micros, AreaTally)> = None;
-        let mut add = |run: Option<(Micros, AreaTally)>| {
-            if let Some((bucket, tally)) = run {
-                let sums = buckets.entry(bucket).or_default();
-                for (sum, n) in sums.iter_mut().zip(tally) {
-                    *sum += n;
-                }
-            }
-        };
+        // apart (a range check per row, not a division) and added to the
+        // buckets once, if any of its requests matched.
+        let mut bucket = Micros::MIN..Micros::MIN;
+        let mut tally = AreaTally::default();
+        let mut matched = false;
         for &row in *project_rows {
             let (Some(&timestamp), Some(&requests)) = (
                 table.timestamp.get(row as usize),
@@ -475,19 +532,20 @@ fn count_own_rows(
             ) else {
                 continue;
             };
-            let bucket = truncate(timestamp, width);
-            if run.as_ref().is_none_or(|&(current, _)| current != bucket) {
-                add(run.take());
-            }
-            let mut tally = AreaTally::default();
-            if tally_requests(table, requests, &mut matches, &mut tally) {
-                let (_, sums) = run.get_or_insert((bucket, AreaTally::default()));
-                for (sum, n) in sums.iter_mut().zip(tally) {
-                    *sum += n;
+            if !bucket.contains(&timestamp) {
+                if matched {
+                    add(bucket.start, &tally);
                 }
+                tally = AreaTally::default();
+                matched = false;
+                let start = truncate(timestamp, width);
+                bucket = start..start.saturating_add(width);
             }
+            matched |= tally_requests(table, requests, &mut matches, &mut tally);
         }
-        add(run);
+        if matched {
+            add(bucket.start, &tally);
+        }
     }
     for (bucket, tally) in &buckets {
         if rows.is_full() {
@@ -506,7 +564,7 @@ fn count_by_scan(
     width: Micros,
     rows: &mut Rows,
 ) {
-    let mut matches = UrlMatches::new(pattern, &table.urls, table.len().saturating_sub(start));
+    let mut matches = UrlMatches::new(pattern, table, table.len().saturating_sub(start));
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.

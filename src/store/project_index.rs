@@ -327,6 +327,9 @@ pub struct UrlTrigrams {
     filters: Vec<TrigramFilter>,
     /// The project whose entries first used each URL, `SHARED` once another did.
     url_project: Vec<Sym>,
+    /// Each URL's origin (an id of `origins`), `NONE` for a URL without one:
+    /// a pattern that matches an origin matches its URLs without reading them.
+    url_origin: Vec<Sym>,
     /// Every origin of the table's URLs.
     origins: Interner,
     /// Per project slot, its URLs' origins.
@@ -362,7 +365,7 @@ impl UrlTrigrams {
             self.url_project.capacity(),
             new_urls,
         ) - self.url_project.capacity();
-        filters * SLOT_BYTES + urls * 4 + self.origins.growth_for(new_urls, url_bytes)
+        filters * SLOT_BYTES + urls * 8 + self.origins.growth_for(new_urls, url_bytes)
     }
 
     /// Indexes the URLs of entries `rows`, in a table of `projects` projects
@@ -379,6 +382,7 @@ impl UrlTrigrams {
         grow_to(&mut self.filters, slots, TrigramFilter::default);
         grow_to(&mut self.origins_of, slots, ProjectOrigins::default);
         grow_to(&mut self.url_project, urls.len(), || UNSEEN);
+        grow_to(&mut self.url_origin, urls.len(), || NONE);
         for (project, request_urls) in rows.map(|row| entries.get(row)) {
             for &url in request_urls {
                 self.add(project, url, urls);
@@ -387,12 +391,18 @@ impl UrlTrigrams {
     }
 
     fn add(&mut self, project: Sym, url: Sym, urls: &Interner) {
-        match self.url_project.get_mut(url as usize) {
+        let first_sight = match self.url_project.get_mut(url as usize) {
             Some(owner) if *owner == project => return,
-            Some(owner) if *owner == UNSEEN => *owner = project,
-            Some(owner) => *owner = SHARED,
+            Some(owner) if *owner == UNSEEN => {
+                *owner = project;
+                true
+            }
+            Some(owner) => {
+                *owner = SHARED;
+                false
+            }
             None => return,
-        }
+        };
         let text = urls.get(url);
         let (origin, rest) = text.split_at(origin_end(text));
         if let Some(filter) = self.filters.get_mut(slot(project)) {
@@ -403,7 +413,24 @@ impl UrlTrigrams {
             if let Some(origins) = self.origins_of.get_mut(slot(project)) {
                 origins.insert(id);
             }
+            match self.url_origin.get_mut(url as usize) {
+                Some(url_origin) if first_sight => *url_origin = id,
+                _ => {}
+            }
         }
+    }
+
+    /// Every origin of the table's URLs.
+    pub fn origins(&self) -> &Interner {
+        &self.origins
+    }
+
+    /// The origin of URL `url` (an id of `origins`), if it has one.
+    pub fn origin_of(&self, url: Sym) -> Option<Sym> {
+        self.url_origin
+            .get(url as usize)
+            .copied()
+            .filter(|&o| o != NONE)
     }
 
     /// `literals` (each of which every match of a pattern contains) checked
@@ -452,28 +479,35 @@ impl UrlTrigrams {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.filters.capacity() * FILTER_WORDS * 8
             + self.url_project.capacity() * 4
+            + self.url_origin.capacity() * 4
             + self.origins.heap_bytes()
             + self.origins_of.capacity() * std::mem::size_of::<ProjectOrigins>()
     }
 
     /// What a snapshot stores, so that restoring does not hash every URL again:
-    /// the filters' words, one project after another; each URL's project; the
-    /// origins; and each project's origins (a count, then `MAX_ORIGINS` ids).
-    pub(crate) fn parts(&self) -> (Vec<u64>, &[Sym], &Interner, Vec<u32>) {
+    /// the filters' words, one project after another; each URL's project and
+    /// origin; the origins; and each project's origins (a count, then
+    /// `MAX_ORIGINS` ids).
+    pub(crate) fn parts(&self) -> (Vec<u64>, [&[Sym]; 2], &Interner, Vec<u32>) {
         let words = self.filters.iter().flat_map(|f| f.0).collect();
         let origin_words = self
             .origins_of
             .iter()
             .flat_map(|o| std::iter::once(o.count).chain(o.ids))
             .collect();
-        (words, &self.url_project, &self.origins, origin_words)
+        (
+            words,
+            [&self.url_project, &self.url_origin],
+            &self.origins,
+            origin_words,
+        )
     }
 
     /// The index from its `parts`, for a table of `projects` projects and `urls`
     /// URLs; `None` when the sizes do not fit those.
     pub(crate) fn from_parts(
         words: &[u64],
-        url_project: Vec<Sym>,
+        [url_project, url_origin]: [Vec<Sym>; 2],
         origins: Interner,
         origin_words: &[u32],
         (projects, urls): (usize, usize),
@@ -505,13 +539,18 @@ impl UrlTrigrams {
             && words.len() == filters.len() * FILTER_WORDS
             && origin_words.len() == filters.len() * ORIGIN_WORDS
             && origins_of.len() == filters.len()
-            && url_project.len() == urls)
-            .then_some(UrlTrigrams {
-                filters,
-                url_project,
-                origins,
-                origins_of,
-            })
+            && url_project.len() == urls
+            && url_origin.len() == urls
+            && url_origin
+                .iter()
+                .all(|&o| o == NONE || (o as usize) < origins.len()))
+        .then_some(UrlTrigrams {
+            filters,
+            url_project,
+            url_origin,
+            origins,
+            origins_of,
+        })
     }
 }
 

@@ -166,7 +166,11 @@ fn bad_interval_and_bad_pattern() {
 /// Whichever literal a pattern requires (inside a host, inside a path, or
 /// across the two, with refs that look alike), skipping projects by the URL
 /// index counts what matching every URL counts: the pattern against the
-/// same one under an alternation, which the index does not look into.
+/// same one under an alternation, which the index does not look into. And
+/// deciding a URL by its origin counts what reading it counts: the pattern
+/// against the same one followed by `(?:\z|)`, an assertion past the match
+/// that makes every URL be read (patterns that end in `$` or `\b` are read
+/// in any case), and against the regex crate run over every URL here.
 mod skipping_projects_never_changes_a_count {
     use super::*;
     use proptest::prelude::*;
@@ -201,25 +205,48 @@ mod skipping_projects_never_changes_a_count {
             pick in any::<prop::sample::Index>(),
             cut in (0usize..200, 1usize..30),
             anchored in any::<bool>(),
+            ending in 0u8..4,
+            to_origin_end in any::<bool>(),
         ) {
             let mut svc = service();
             let entries: Vec<Value> = requests.iter().enumerate().map(|(i, (origin, project, path))| {
-                let mut entry = edge(&format!("e{i}"), NOW - (i as i64) * SEC, &format!("tenant-{project}"), "/");
+                let mut entry = edge(&format!("e{i}"), NOW - (i as i64) * SEC, &format!("tenant-{project}"), "/rest/v1/t");
                 entry["metadata"][0]["request"][0]["url"] = json!(url(*origin, *project, path));
                 entry
             }).collect();
             ingest(&mut svc, EDGE, &entries);
             let (origin, project, path) = &requests[pick.index(requests.len())];
             let text = url(*origin, *project, path);
-            let start = if anchored { 0 } else { cut.0 % text.len().max(1) };
-            let literal: String = text.chars().skip(start).take(cut.1).collect();
+            // Half the literals end where the URL's origin ends (all URLs are ASCII).
+            let origin_end = text.find("://").map(|at| {
+                at + 3 + text[at + 3..].find(['/', '?', '#']).unwrap_or(text.len() - at - 3)
+            });
+            let literal = match origin_end {
+                Some(end) if to_origin_end => {
+                    text[if anchored { 0 } else { end.saturating_sub(cut.1) }..end].to_owned()
+                }
+                _ => {
+                    let start = if anchored { 0 } else { cut.0 % text.len().max(1) };
+                    text.chars().skip(start).take(cut.1).collect()
+                }
+            };
             prop_assume!(!literal.is_empty());
-            let pattern = format!("{}{}", if anchored { "^" } else { "" }, regex::escape(&literal));
+            // A match that ends the URL, a word's end, or one more byte of any kind.
+            let ending = ["", "$", r"\b", "."][usize::from(ending)];
+            let pattern = format!("{}{}{ending}", if anchored { "^" } else { "" }, regex::escape(&literal));
             let everything = format!("{pattern}|\\x00\\x00\\x00");
+            let every_url_read = format!(r"(?:{pattern})(?:\z|)");
             let mut count = |p: &str| rows(&mut svc, "usage.api-counts", &[("project", p), ("interval", "hourly")]);
             let skipped = count(&pattern);
-            prop_assert!(!skipped.is_empty(), "{pattern} matches the URL it came from");
-            prop_assert_eq!(skipped, count(&everything), "{}", pattern);
+            if ending.is_empty() {
+                prop_assert!(!skipped.is_empty(), "{pattern} matches the URL it came from");
+            }
+            prop_assert_eq!(&skipped, &count(&everything), "{}", pattern);
+            prop_assert_eq!(&skipped, &count(&every_url_read), "{}", pattern);
+            // Each request is a REST one: the REST counts are the matching URLs.
+            let regex = regex::Regex::new(&pattern).unwrap();
+            let matching = requests.iter().filter(|(o, p, path)| regex.is_match(&url(*o, *p, path))).count();
+            prop_assert_eq!(skipped.iter().map(|r| counts(r)[0]).sum::<i64>(), matching as i64, "{}", pattern);
         }
     }
 }
