@@ -39,16 +39,19 @@ fn growth<T>(column: &Vec<T>, additional: usize) -> usize {
         * std::mem::size_of::<T>()
 }
 
-/// Reorders `column` so that position `i` holds what was at `order[i]`.
-/// The capacity is kept, so the memory budget's prediction holds.
-fn permute<T: Copy>(column: &mut Vec<T>, order: &[u32]) {
-    let mut reordered = Vec::with_capacity(column.capacity());
-    reordered.extend(
-        order
-            .iter()
-            .filter_map(|&i| column.get(i as usize).copied()),
-    );
-    *column = reordered;
+/// Reorders `column` from position `from` on, so that `from + k` holds what
+/// was at `order[k]` (every `order[k]` is `from` or more), in place: the
+/// capacity is kept, so the memory budget's prediction holds.
+fn permute<T: Copy>(column: &mut [T], from: usize, order: &[u32]) {
+    let Some(tail) = column.get_mut(from..) else {
+        return;
+    };
+    let before = tail.to_vec();
+    for (slot, &i) in tail.iter_mut().zip(order) {
+        if let Some(&value) = (i as usize).checked_sub(from).and_then(|k| before.get(k)) {
+            *slot = value;
+        }
+    }
 }
 
 /// What a table does with every column alike, whatever its element type.
@@ -58,8 +61,9 @@ pub(crate) trait Column {
     /// Bytes by which the column grows for `additional` more values.
     fn growth_for(&self, additional: usize) -> usize;
     fn heap_bytes(&self) -> usize;
-    /// Reorders the column so that position `i` holds what was at `order[i]`.
-    fn permute(&mut self, order: &[u32]);
+    /// Reorders the column from position `from` on, so that `from + k` holds
+    /// what was at `order[k]`.
+    fn permute(&mut self, from: usize, order: &[u32]);
     fn len(&self) -> usize;
 }
 
@@ -76,8 +80,8 @@ impl<T: Copy> Column for Vec<T> {
         self.capacity() * std::mem::size_of::<T>()
     }
 
-    fn permute(&mut self, order: &[u32]) {
-        permute(self, order);
+    fn permute(&mut self, from: usize, order: &[u32]) {
+        permute(self, from, order);
     }
 
     fn len(&self) -> usize {

@@ -365,33 +365,37 @@ table! {
     }
 }
 
-/// Stable order of the rows by timestamp, or `None` when they are already sorted.
-fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Vec<u32>> {
-    let boundary_sorted = first_new == 0
-        || timestamps
-            .get(first_new - 1)
-            .zip(timestamps.get(first_new))
-            .is_none_or(|(a, b)| a <= b);
-    let tail_sorted = timestamps
-        .get(first_new..)
-        .is_none_or(<[Micros]>::is_sorted);
-    if boundary_sorted && tail_sorted {
-        return None;
-    }
-    let mut order: Vec<u32> = (0..timestamps.len() as u32).collect();
-    order.sort_by_key(|&i| timestamps.get(i as usize).copied().unwrap_or(Micros::MAX));
-    Some(order)
+/// Where appending rows `first_new..` left a table unsorted: the first row a
+/// stable sort by timestamp moves and the new order of the rows from there
+/// (`order[k]` is the row that goes to `from + k`), or `None` when the rows
+/// are sorted. Old rows up to the earliest new timestamp keep their place, so
+/// a batch that arrives a little out of order costs what it overlaps, not the
+/// whole table.
+struct Reorder {
+    from: usize,
+    order: Vec<u32>,
 }
 
-/// Puts `columns` in `order` (if any); whether they were reordered.
-fn reorder(order: Option<Vec<u32>>, columns: Vec<&mut dyn Column>) -> bool {
-    let Some(order) = order else {
-        return false;
-    };
-    for column in columns {
-        column.permute(&order);
+fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Reorder> {
+    let (old, new) = timestamps.split_at_checked(first_new)?;
+    let boundary_sorted = old.last().zip(new.first()).is_none_or(|(a, b)| a <= b);
+    if boundary_sorted && new.is_sorted() {
+        return None;
     }
-    true
+    let earliest_new = new.iter().copied().min()?;
+    let from = upper_bound(old, earliest_new);
+    let mut order: Vec<u32> = (from as u32..timestamps.len() as u32).collect();
+    order.sort_by_key(|&i| timestamps.get(i as usize).copied().unwrap_or(Micros::MAX));
+    Some(Reorder { from, order })
+}
+
+/// Puts `columns` in `reorder`'s order (if any); the first row that moved.
+fn reorder(reorder: Option<Reorder>, columns: Vec<&mut dyn Column>) -> Option<usize> {
+    let Reorder { from, order } = reorder?;
+    for column in columns {
+        column.permute(from, &order);
+    }
+    Some(from)
 }
 
 impl EdgeTable {

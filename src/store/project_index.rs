@@ -84,7 +84,7 @@ impl ProjectRows {
     /// The rows of each project of a whole project column (a table read from a snapshot).
     pub(crate) fn from_column(projects: &[Sym]) -> ProjectRows {
         let mut rows = ProjectRows::default();
-        rows.update(projects, 0, false);
+        rows.update(projects, 0, None);
         rows
     }
 
@@ -132,10 +132,15 @@ impl ProjectRows {
     }
 
     /// Indexes the rows from `first_new` on (their project column `projects`),
-    /// or, when `rebuild`, every row again (after the table was reordered).
-    pub(crate) fn update(&mut self, projects: &[Sym], first_new: usize, rebuild: bool) {
-        // After a reorder the new rows are anywhere: every row is indexed again.
-        let from = if rebuild { 0 } else { first_new };
+    /// and, when the table was reordered from row `reordered_from` on, the
+    /// rows from there again (their projects' lists lose those rows first).
+    pub(crate) fn update(
+        &mut self,
+        projects: &[Sym],
+        first_new: usize,
+        reordered_from: Option<usize>,
+    ) {
+        let from = reordered_from.map_or(first_new, |r| r.min(first_new));
         let indexed = projects.get(from..).unwrap_or(&[]);
         let slots_needed = indexed.iter().map(|&p| slot(p) + 1).max().unwrap_or(0);
         grow_to(&mut self.slots, slots_needed, Vec::new);
@@ -146,10 +151,9 @@ impl ProjectRows {
             }
         }
         for (rows, &n) in self.slots.iter_mut().zip(&counts) {
-            if rebuild {
-                grow(rows, n.saturating_sub(rows.len()));
-                rows.clear();
-            } else if n > 0 {
+            if n > 0 {
+                // The rows past `from` were a permutation of these projects' rows.
+                rows.truncate(rows.partition_point(|&r| (r as usize) < from));
                 grow(rows, n);
             }
         }
