@@ -318,9 +318,18 @@ pub const MAX_JSON_DEPTH: usize = 64;
 fn nests_deeper_than(json: &str, limit: usize) -> bool {
     // Each level opens with `[` or `{` (0x5B, 0x7B: one compare after OR 0x20):
     // with no more of them than `limit`, inside strings or not, none goes
-    // deeper. The count is a loop the compiler vectorises; the walk below, a
-    // byte at a time, is for the rare entry with more.
-    let opening = json.bytes().filter(|&b| b | 0x20 == b'{').count();
+    // deeper. The count, in byte-wide lanes over chunks short enough not to
+    // overflow them, is a loop the compiler vectorises; the walk below, a byte
+    // at a time, is for the rare entry with more.
+    let opening: usize = json
+        .as_bytes()
+        .chunks(255)
+        .map(|chunk| {
+            chunk
+                .iter()
+                .fold(0u8, |n, &b| n + u8::from(b | 0x20 == b'{')) as usize
+        })
+        .sum();
     if opening <= limit {
         return false;
     }
