@@ -511,15 +511,24 @@ impl JsLogEndpoints {
         Ok(JsRound { round: coalesced })
     }
 
-    /// `LogEndpoints.reroute(from, overflow, routes)` → a `Round`: the rows
-    /// shard `from` had no room for (`overflow`, from its `ingestDelivery`
-    /// answer), each project's sent to its next split; `moved` lists the
-    /// splits they went to.
-    pub fn reroute(from: &str, overflow: &[u8], routes: JsValue) -> Result<JsRound, JsValue> {
-        let (partition, round) = Delivery::header(overflow)?;
-        let mut rerouted = Round::with_routes(&partition, round, routes_from(routes)?);
-        rerouted.overflow(from, overflow)?;
-        Ok(JsRound { round: rerouted })
+    /// `LogEndpoints.reroute(shards, overflows, routes)` → a `Round`: the
+    /// rows full shards handed back in one wave (`overflows[i]`, from the
+    /// `ingestDelivery` answer of `shards[i]`), each project's sent to its
+    /// next split; `moved` lists the splits they went to.
+    pub fn reroute(
+        shards: Vec<String>,
+        overflows: Vec<Uint8Array>,
+        routes: JsValue,
+    ) -> Result<JsRound, JsValue> {
+        if shards.len() != overflows.len() {
+            return Err(Error::invalid("overflows", "one per shard").into());
+        }
+        let handed_back: Vec<(String, Vec<u8>)> = shards
+            .into_iter()
+            .zip(overflows.iter().map(Uint8Array::to_vec))
+            .collect();
+        let round = Round::rerouted(&handed_back, routes_from(routes)?)?;
+        Ok(JsRound { round })
     }
 
     /// `LogEndpoints.deliveryHeader(bytes)` → `{ partition, round }` of a delivery.
@@ -546,6 +555,21 @@ impl JsLogEndpoints {
             Reflect::set(&value, &"overflow".into(), &Uint8Array::from(&overflow[..]))?;
         }
         Ok(value)
+    }
+
+    /// `replayDelivery(bytes)` → as `ingestDelivery`, for a delivery this
+    /// store applied before (a shard rebuilding from storage): applied whole,
+    /// whatever the budget says now.
+    #[wasm_bindgen(js_name = replayDelivery)]
+    pub fn replay_delivery(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.borrow_mut().replay_delivery(bytes)?)
+    }
+
+    /// `replayRecord(record)` → as `ingestRecord`, for a record this store
+    /// kept before: applied whole, whatever the budget says now.
+    #[wasm_bindgen(js_name = replayRecord)]
+    pub fn replay_record(&mut self, record: &[u8]) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.borrow_mut().replay_record(record)?)
     }
 
     /// `LogEndpoints.refusalIsFinal(status, body)`: whether a shard's refusal

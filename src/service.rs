@@ -448,6 +448,29 @@ impl LogEndpoints {
         })
     }
 
+    /// Applies again a delivery this store applied before (`kept`, or the
+    /// delivery as sent when it was kept whole), as a store rebuilt from its
+    /// snapshot and the deliveries after it does: all of it, whatever the
+    /// budget says now. The rows were within the budget when they were taken;
+    /// a store restored from a snapshot holds its rows with no spare room, so
+    /// its columns grow at other points than the live store's did, and a
+    /// budget checked again could leave acknowledged rows out.
+    pub fn replay_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
+        self.without_budget(|service| service.ingest_delivery(bytes))
+    }
+
+    /// `replay_delivery` for a record kept here directly (`ingest_record`).
+    pub fn replay_record(&mut self, record: &[u8]) -> Result<IngestReport> {
+        self.without_budget(|service| service.ingest_record(record))
+    }
+
+    fn without_budget<T>(&mut self, apply: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let budget = std::mem::replace(&mut self.limits.max_store_bytes, usize::MAX);
+        let applied = apply(self);
+        self.limits.max_store_bytes = budget;
+        applied
+    }
+
     /// Appends as many of `rows` as fit, in order: all at once, or, when they
     /// do not fit, in chunks halved until one fits (a store filling up takes
     /// what it has room for). The chunks appended (each must be replayed as

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::frame::{read_record, read_registration, write_registration, Delivery, Section};
 use super::route::{shares_of, SplitRoute, SplitRoutes};
 use super::{day_of_shard, directory_name, group_of, shard_name, split_of_shard};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ingest::Stream;
 use crate::store::TrigramFilter;
 
@@ -142,6 +142,33 @@ impl Round {
             }
         }
         Ok(())
+    }
+
+    /// A round of the rows full shards handed back in one wave of deliveries
+    /// (`overflows`: each shard's name and its `DeliveryReport::overflow`),
+    /// each project's rows sent to its next split. One round per wave, its
+    /// overflows taken in shard order, gives each split one delivery per wave,
+    /// the same one when the round is sent again: a shard applies one delivery
+    /// of a partition's round and answers a second as it did the first, so
+    /// two of them would leave the second's rows out.
+    pub fn rerouted(overflows: &[(String, Vec<u8>)], routes: SplitRoutes) -> Result<Round> {
+        let mut sorted: Vec<&(String, Vec<u8>)> = overflows.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let Some((_, first)) = sorted.first() else {
+            return Err(Error::invalid("overflows", "no shard handed rows back"));
+        };
+        let (partition, round) = Delivery::header(first)?;
+        let mut rerouted = Round::with_routes(&partition, round, routes);
+        for (from, overflow) in sorted {
+            if Delivery::header(overflow)? != (partition.clone(), round) {
+                return Err(Error::invalid(
+                    "overflows",
+                    format!("{from} handed back rows of another round than {partition}'s {round}"),
+                ));
+            }
+            rerouted.overflow(from, overflow)?;
+        }
+        Ok(rerouted)
     }
 
     /// Adds the rows shard `from` had no room for (`overflow`: a delivery of

@@ -6,8 +6,10 @@
 //! - a function entry by each `metadata[].project_ref` it holds (an entry that
 //!   names projects of two groups goes to both shards, and each store's
 //!   queries count only their project's rows) and its timestamp's day;
-//! - an entry of another source by its top-level `project` and its day (the
-//!   directory learns nothing of it: no endpoint reads it);
+//! - an entry of another source by its top-level `project` and its day (no
+//!   endpoint reads it, but its project-day is registered like the others,
+//!   so that once it has a split of its own, these entries follow it there
+//!   rather than filling its group's shard);
 //! - an entry with no project, by the group of the key `none`.
 //!
 //! Each shard's share also says, per project, which URL trigrams its entries'
@@ -165,6 +167,7 @@ impl<'a> Split<'a> {
                             staged::write_other(&mut share.rows, &entry);
                             share.row_count += 1;
                         }
+                        split.project(&mut grouping, share, entry.project);
                     })
                 }
             };

@@ -166,12 +166,13 @@ export class IngestObject {
     while (work) {
       const overflows = await this.send(name, round, work);
       if (!overflows) return false;
-      // What full shards handed back goes on, each project's rows to its next split.
+      // What full shards handed back goes on, each project's rows to its next
+      // split: one round for the whole wave (the core merges it, so no split
+      // gets two deliveries of this round).
       work = null;
       if (overflows.length > 0) {
-        const next = overflows.map(({ shard, overflow }) => LogEndpoints.reroute(shard, overflow, routes));
-        moved.push(...next.flatMap((r) => r.moved));
-        work = next;
+        work = LogEndpoints.reroute(overflows.map((o) => o.shard), overflows.map((o) => o.overflow), routes);
+        moved.push(...work.moved);
       }
     }
     // Every shard has its part: the batches are theirs now, and the routes change.
@@ -187,7 +188,7 @@ export class IngestObject {
   }
 
   /**
-   * Sends one or more `Round`s' work (freed here): registrations first, then
+   * Sends a `Round`'s work (freed here): registrations first, then
    * deliveries. The rows full shards handed back (`[{ shard, overflow }]`),
    * or null when a directory or shard must be tried again.
    */
@@ -195,10 +196,9 @@ export class IngestObject {
     // The work, read out of the core before anything is awaited.
     const made = engineGeneration();
     const known = this.knownRegistrations();
-    const rounds = Array.isArray(work) ? work : [work];
-    const registrations = rounds.flatMap((r) => r.registrations(known));
-    const deliveries = rounds.flatMap((r) => r.deliveries);
-    for (const r of rounds) r.free();
+    const registrations = work.registrations(known);
+    const deliveries = work.deliveries;
+    work.free();
     const registered = await inWaves(registrations, MAX_CONCURRENT, async ({ directory, bytes }) => {
       const res = await directoryStub(this.env, directory).fetch("https://directory.internal/register", { method: "POST", body: bytes });
       const text = await res.text();

@@ -108,12 +108,12 @@ export class ShardObject {
       try {
         const body = readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
         if (batch.stream === DELIVERY) {
-          // A stored delivery holds what was kept; a section refused now (a
-          // replay near the budget) keeps it out of snapshots until it loads.
-          const { refused, overflowEntries } = this.service.ingestDelivery(body);
+          // A stored delivery holds what was kept, and is applied whole
+          // again, whatever room a store restored from a snapshot has.
+          const { refused, overflowEntries } = this.service.replayDelivery(body);
           if (refused.length > 0) throw new Error(`${refused.length} of its sections were refused on replay (${refused.map((r) => r.error.code).join(", ")})`);
           if (overflowEntries > 0) throw new Error(`${overflowEntries} of its rows found no room on replay`);
-        } else if (batch.stream === RECORD) this.service.ingestRecord(body);
+        } else if (batch.stream === RECORD) this.service.replayRecord(body);
         else this.service.ingest(batch.stream, body); // stored before records were
       } catch (e) {
         // One unreadable stored batch must not keep the object from starting.
