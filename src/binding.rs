@@ -538,15 +538,15 @@ impl JsLogEndpoints {
         to_js(&serde_json::json!({ "partition": partition, "round": round }))
     }
 
-    /// `ingestDelivery(bytes)` → `{ partition, round, report, refused, keep, kept? }`:
+    /// `ingestDelivery(bytes, shard)` → `{ partition, round, report, refused, keep, kept? }`:
     /// each section of a delivery kept whole or refused whole (`refused`:
     /// `[{ stream, entries, error }]`); `keep` says whether any was kept
     /// (else the caller stores nothing), and when one was refused, `kept` is
     /// the delivery as applied, which the caller stores. Throws, changing
     /// nothing, for bytes that do not read.
     #[wasm_bindgen(js_name = ingestDelivery)]
-    pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<JsValue, JsValue> {
-        let delivered = self.inner.borrow_mut().ingest_delivery(bytes)?;
+    pub fn ingest_delivery(&mut self, bytes: &[u8], shard: &str) -> Result<JsValue, JsValue> {
+        let delivered = self.inner.borrow_mut().ingest_delivery(bytes, shard)?;
         let value = to_js(&delivered)?;
         if let Some(kept) = &delivered.kept {
             Reflect::set(&value, &"kept".into(), &Uint8Array::from(&kept[..]))?;

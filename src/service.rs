@@ -2,6 +2,7 @@
 //! and is what both the wasm binding and native callers drive. Time is always
 //! passed in, so the host decides what "now" is.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -20,7 +21,8 @@ use crate::limits::Limits;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{
-    read_record, BatchKey, BatchSplit, Delivery, QueryPlan, Section, ShardQuery, Split,
+    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, QueryPlan, Section, ShardQuery,
+    Split,
 };
 use crate::staged::{self, StagedRows};
 use crate::store::{NameCount, Store};
@@ -99,10 +101,14 @@ pub struct DeliveryReport {
 }
 
 /// Rows `range` of `rows` as a section of their own.
-fn section_of(rows: &StagedRows, stream: Stream, range: Range<usize>) -> Section {
+fn section_of(
+    rows: &StagedRows,
+    stream: Stream,
+    which: impl ExactSizeIterator<Item = usize>,
+) -> Section {
     let mut raw = Vec::new();
-    let entries = range.len();
-    rows.write_rows(range, &mut raw);
+    let entries = which.len();
+    rows.write_rows(which, &mut raw);
     let mut body = Vec::new();
     staged::write_block(&mut body, entries, &raw);
     Section {
@@ -366,20 +372,25 @@ impl LogEndpoints {
         Ok(report)
     }
 
-    /// Ingests what an ingest partition delivered. Every section is read
-    /// before any is applied (bytes that do not read change nothing); then
-    /// each is kept whole or refused whole on its own, so that a stream that
-    /// does not fit (over the budget, or other sources over their share)
-    /// never takes the others with it. Refused sections are reported, and
-    /// `kept` is then the delivery as it was applied, for the caller to store.
-    pub fn ingest_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
+    /// Ingests what an ingest partition delivered to store `shard` (its
+    /// name). Every section is read before any is applied (bytes that do not
+    /// read change nothing); then each is kept whole or refused whole on its
+    /// own, so that a stream that does not fit (over the budget, or other
+    /// sources over their share) never takes the others with it. Refused
+    /// sections are reported, and `kept` is then the delivery as it was
+    /// applied, for the caller to store. What finds no room is handed back
+    /// (`overflow`), and so are, in a group's shard, the rows of a project
+    /// that would hold more than half of its budget with them: a busy project
+    /// goes on to splits of its own and leaves room for its group's others.
+    pub fn ingest_delivery(&mut self, bytes: &[u8], shard: &str) -> Result<DeliveryReport> {
+        let project_cap = is_group_shard(shard).then_some(self.limits.max_store_bytes / 2);
         let delivery = Delivery::read(bytes)?;
         let raws = delivery
             .sections
             .iter()
             .map(|section| staged::read_counted_blocks(&section.body, section.entries))
             .collect::<Result<Vec<_>>>()?;
-        let rows = delivery
+        let mut rows = delivery
             .sections
             .iter()
             .zip(&raws)
@@ -390,7 +401,11 @@ impl LogEndpoints {
         // Per section, the chunks appended (copied out only when one was not whole).
         let mut appended = Vec::with_capacity(delivery.sections.len());
         let mut overflow = Vec::new();
-        for (section, rows) in delivery.sections.iter().zip(&rows) {
+        for (section, rows) in delivery.sections.iter().zip(rows.iter_mut()) {
+            if let Some(past) = project_cap.and_then(|cap| self.take_past_share(rows, cap)) {
+                overflow.push(section_of(&past, section.stream, 0..past.len()));
+            }
+            let rows = &*rows;
             let (chunks, error) = self.append_as_far_as_fits(rows);
             let applied = chunks.last().map_or(0, |last| last.end);
             report.accepted += applied;
@@ -398,7 +413,7 @@ impl LogEndpoints {
                 report.newest_timestamp =
                     report.newest_timestamp.max(rows.newest_in(chunk.clone()));
             }
-            let rest = applied..section.entries;
+            let rest = applied..rows.len();
             match error {
                 None => {}
                 // No room: the rows go on to the project's next split.
@@ -448,6 +463,29 @@ impl LogEndpoints {
         })
     }
 
+    /// Takes out of `rows` those of the projects that would hold more than
+    /// `cap` bytes of the store with them (`None`: no such project).
+    fn take_past_share<'a>(&self, rows: &mut StagedRows<'a>, cap: usize) -> Option<StagedRows<'a>> {
+        let per_row = self.store.bytes_per_row(rows.stream());
+        // A store that holds no more than `cap` with every row cannot have such a project.
+        if self.store.heap_bytes() + rows.len() * per_row <= cap {
+            return None;
+        }
+        let mut in_rows: HashMap<Option<&str>, usize> = HashMap::new();
+        for row in 0..rows.len() {
+            *in_rows.entry(rows.project(row)).or_default() += 1;
+        }
+        let past: Vec<Option<String>> = in_rows
+            .into_iter()
+            .filter(|&(project, count)| self.store.project_bytes(project) + count * per_row > cap)
+            .map(|(project, _)| project.map(str::to_owned))
+            .collect();
+        if past.is_empty() {
+            return None;
+        }
+        Some(rows.take_where(|project| past.iter().any(|p| p.as_deref() == project)))
+    }
+
     /// Applies again a delivery this store applied before (`kept`, or the
     /// delivery as sent when it was kept whole), as a store rebuilt from its
     /// snapshot and the deliveries after it does: all of it, whatever the
@@ -456,7 +494,8 @@ impl LogEndpoints {
     /// its columns grow at other points than the live store's did, and a
     /// budget checked again could leave acknowledged rows out.
     pub fn replay_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
-        self.without_budget(|service| service.ingest_delivery(bytes))
+        // As a split's: what was kept is kept again, whatever share a project has.
+        self.without_budget(|service| service.ingest_delivery(bytes, ""))
     }
 
     /// `replay_delivery` for a record kept here directly (`ingest_record`).

@@ -263,6 +263,33 @@ impl<'a> StagedRows<'a> {
         }
     }
 
+    pub fn stream(&self) -> Stream {
+        match self {
+            StagedRows::Edge(_) => Stream::Edge,
+            StagedRows::Function(_) => Stream::Function,
+            StagedRows::Other(_) => Stream::Other,
+        }
+    }
+
+    /// Takes out the rows whose project `take` picks (`None`: no project),
+    /// in order, as rows of their own; the others stay, in order.
+    pub fn take_where(&mut self, take: impl Fn(Option<&str>) -> bool) -> StagedRows<'a> {
+        fn split<T>(rows: &mut Vec<T>, take: impl Fn(&T) -> bool) -> Vec<T> {
+            let (taken, kept) = std::mem::take(rows).into_iter().partition(|row| take(row));
+            *rows = kept;
+            taken
+        }
+        match self {
+            StagedRows::Edge(rows) => StagedRows::Edge(split(rows, |r| take(r.project.as_deref()))),
+            StagedRows::Function(rows) => {
+                StagedRows::Function(split(rows, |r| take(r.project_ref.as_deref())))
+            }
+            StagedRows::Other(rows) => {
+                StagedRows::Other(split(rows, |r| take(r.project.as_deref())))
+            }
+        }
+    }
+
     /// Rows `rows` (by index) written as staged rows again, after `out`.
     pub fn write_rows(&self, rows: impl IntoIterator<Item = usize>, out: &mut Vec<u8>) {
         for row in rows {

@@ -108,6 +108,12 @@ pub fn shard_name(group: u32, day: &str) -> String {
     format!("{day}/g/{group:02}")
 }
 
+/// Whether a store is a group's shard (`shard_name`), which its projects
+/// share, rather than a split of one project-day.
+pub fn is_group_shard(name: &str) -> bool {
+    name.split('/').nth(1) == Some("g")
+}
+
 /// The name of the store holding a project's entries of `day`: its group's
 /// (split 0), or, once a store refused them for want of room, its own
 /// `{day}/p/{ref}/{split}` (README, "Contract decisions": a project-day split

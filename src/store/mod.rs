@@ -687,6 +687,39 @@ impl Store {
         self.edge.heap_bytes() + self.functions.heap_bytes() + self.other.heap_bytes()
     }
 
+    /// About how many of the store's bytes `project`'s rows take (`None`:
+    /// rows with no project): each table's bytes shared out by its rows.
+    /// Other sources' entries (at most a quarter of the store) are left out.
+    pub fn project_bytes(&self, project: Option<&str>) -> usize {
+        fn share(heap: usize, rows: usize, of_project: usize) -> usize {
+            match rows {
+                0 => 0,
+                _ => (heap as u128 * of_project as u128 / rows as u128) as usize,
+            }
+        }
+        let id = |projects: &Interner| match project {
+            None => Some(NONE),
+            Some(name) => projects.lookup(name),
+        };
+        let edge = id(&self.edge.projects).map_or(0, |p| self.edge.by_project.of(p).len());
+        let functions =
+            id(&self.functions.projects).map_or(0, |p| self.functions.by_project.of(p).len());
+        share(self.edge.heap_bytes(), self.edge.len(), edge)
+            + share(self.functions.heap_bytes(), self.functions.len(), functions)
+    }
+
+    /// About how many bytes one more row of `stream` takes: its table's
+    /// average so far (0 while it is empty).
+    pub fn bytes_per_row(&self, stream: crate::ingest::Stream) -> usize {
+        use crate::ingest::Stream;
+        let (heap, rows) = match stream {
+            Stream::Edge => (self.edge.heap_bytes(), self.edge.len()),
+            Stream::Function => (self.functions.heap_bytes(), self.functions.len()),
+            Stream::Other => (self.other.heap_bytes(), self.other.len()),
+        };
+        heap.checked_div(rows).unwrap_or(0)
+    }
+
     /// Newest timestamp held in either stream the endpoints read.
     pub fn newest_timestamp(&self) -> Option<Micros> {
         let edge = self.edge.timestamp.last().copied();

@@ -18,6 +18,10 @@ use serde_json::json;
 
 const KEY: &str = "shard-key";
 
+/// A split of one project-day: a store that takes what fits, whatever one
+/// project's share (a group's shard hands back a project past half of it).
+const A_SPLIT: &str = "2026-11-20/p/p1/1";
+
 fn service() -> LogEndpoints {
     LogEndpoints::new(Config {
         api_keys: vec![ApiKey::new(KEY).unwrap()],
@@ -179,7 +183,9 @@ impl Deployment {
                     self.shards.insert(delivery.shard.clone(), shard);
                 }
                 let shard = self.shards.get_mut(&delivery.shard).unwrap();
-                let taken = shard.ingest_delivery(&delivery.bytes).unwrap();
+                let taken = shard
+                    .ingest_delivery(&delivery.bytes, &delivery.shard)
+                    .unwrap();
                 assert!(taken.refused.is_empty(), "{:?}", taken.refused);
                 assert_eq!(
                     taken.report.accepted + taken.overflow_entries,
@@ -386,7 +392,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     let mut stored = Vec::new();
     let mut refused = Vec::new();
     for n in 1..=ROUNDS {
-        let taken = shard.ingest_delivery(&round_of(n)).unwrap();
+        let taken = shard.ingest_delivery(&round_of(n), A_SPLIT).unwrap();
         // What fits of the other sources is kept, the rest refused.
         let refused_here: usize = taken.refused.iter().map(|s| s.entries).sum();
         assert_eq!(taken.report.accepted, 20 + 150 - refused_here);
@@ -420,7 +426,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     // What the shard stores is what it kept: a replay holds the same.
     let mut replayed = small();
     for bytes in &stored {
-        let again = replayed.ingest_delivery(bytes).unwrap();
+        let again = replayed.ingest_delivery(bytes, A_SPLIT).unwrap();
         assert!(again.refused.is_empty() && again.kept.is_none());
     }
     assert_eq!(replayed.stats(), shard.stats());
@@ -441,7 +447,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
         .unwrap();
     only_others.add(&others.record).unwrap();
     let refused_whole = shard
-        .ingest_delivery(&only_others.deliveries().remove(0).bytes)
+        .ingest_delivery(&only_others.deliveries().remove(0).bytes, A_SPLIT)
         .unwrap();
     assert_eq!(
         (refused_whole.keep, refused_whole.refused.len()),
@@ -449,7 +455,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     );
 
     // With room for them, every section is kept and the delivery stored as sent.
-    let whole = service().ingest_delivery(&round_of(1)).unwrap();
+    let whole = service().ingest_delivery(&round_of(1), A_SPLIT).unwrap();
     assert_eq!((whole.report.accepted, whole.refused.len()), (170, 0));
     assert!(whole.keep && whole.kept.is_none());
 }
@@ -758,7 +764,7 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
     for round in 1.. {
         snapshots.push(live.snapshot());
         let bytes = delivery(round);
-        let taken = live.ingest_delivery(&bytes).unwrap();
+        let taken = live.ingest_delivery(&bytes, A_SPLIT).unwrap();
         if taken.keep {
             stored.push(taken.kept.unwrap_or(bytes));
         }
@@ -784,4 +790,92 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
             at + 1
         );
     }
+}
+
+/// A busy project leaves its group's shard once it would hold more than half
+/// of it, and the other projects of its group stay there: they get no splits
+/// of their own, and every entry is kept once.
+#[test]
+fn a_busy_project_leaves_room_for_its_group() {
+    const BUDGET: usize = 1 << 20;
+    const ROUNDS: usize = 60;
+    const BUSY: usize = 500;
+    let busy = "tenant-7";
+    let group = log_endpoints::group_of(&log_endpoints::project_key(Some(busy)));
+    let neighbours: Vec<String> = (1..2000)
+        .map(|n| format!("tenant-{n}"))
+        .filter(|name| {
+            name != busy
+                && log_endpoints::group_of(&log_endpoints::project_key(Some(name))) == group
+        })
+        .take(12)
+        .collect();
+    assert_eq!(neighbours.len(), 12);
+    let front = service();
+    let mut deployment = Deployment {
+        shard_bytes: Some(BUDGET),
+        ..Deployment::default()
+    };
+    let edge = |id: String, at: i64, project: &str| {
+        json!({"id": id, "timestamp": at, "project": project, "event_message": "GET /rest/v1/todos",
+            "metadata": [{"request": [{"url": format!("https://{project}.supabase.co/rest/v1/todos")}]}]})
+    };
+    for round in 0..ROUNDS {
+        let at = |i: usize| random_logs::NOW - 10 * (round * 1_000 + i) as i64;
+        let mut values: Vec<serde_json::Value> = (0..BUSY)
+            .map(|i| edge(format!("b-{round}-{i}"), at(i), busy))
+            .collect();
+        // Each neighbour sends an entry every other round.
+        values.extend(
+            neighbours
+                .iter()
+                .enumerate()
+                .filter(|(n, _)| (n + round) % 2 == 0)
+                .map(|(n, name)| edge(format!("n-{round}-{n}"), at(BUSY + n), name)),
+        );
+        let text = ndjson(values.iter());
+        let record = front
+            .prepare_ingest(
+                &Source::stream("edge_logs").unwrap(),
+                EntryForm::Contract,
+                text.as_bytes(),
+                None,
+            )
+            .unwrap()
+            .record;
+        deployment.distribute("ingest/0", &[record]);
+    }
+    let held = |name: &str| {
+        deployment
+            .shards
+            .get(name)
+            .map_or(0, |s| s.stats().edge_entries)
+    };
+    let day = log_endpoints::day_of_shard(deployment.shards.keys().next().unwrap()).to_owned();
+    let total: usize = deployment
+        .shards
+        .values()
+        .map(|s| s.stats().edge_entries)
+        .sum();
+    assert_eq!(total, ROUNDS * (BUSY + 6));
+    let splits: Vec<&String> = deployment
+        .shards
+        .keys()
+        .filter(|name| name.contains("/p/"))
+        .collect();
+    assert!(
+        splits
+            .iter()
+            .all(|name| name.contains(&format!("/p/{busy}/"))),
+        "only the busy project has splits: {splits:?}"
+    );
+    assert!(splits.len() >= 2, "the busy project was split: {splits:?}");
+    // With no splits of their own, the neighbours' entries are all in the group's shard.
+    assert!(held(&shard_name(group, &day)) >= ROUNDS * 6);
+    let group_shard = deployment.shards.get(&shard_name(group, &day)).unwrap();
+    assert!(
+        group_shard.stats().store_bytes <= BUDGET,
+        "{}",
+        group_shard.stats().store_bytes
+    );
 }

@@ -220,7 +220,7 @@ export class ShardObject {
     const applied = this.sql.exec("SELECT round FROM applied WHERE partition = ?", partition).toArray()[0]?.round ?? 0;
     if (round <= applied) return this.storedAnswer(partition, round);
     // What fits is kept (`kept`: as applied, when not all of it was); the rest is refused or handed back.
-    const delivered = this.service.ingestDelivery(bytes);
+    const delivered = this.service.ingestDelivery(bytes, request.headers.get("X-Shard") ?? "");
     const report = { duplicate: false, accepted: delivered.report.accepted, refused: delivered.refused, overflowEntries: delivered.overflowEntries };
     const overflow = delivered.overflow ?? new Uint8Array(0);
     const recordRound = () => {
