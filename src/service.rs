@@ -401,8 +401,9 @@ impl LogEndpoints {
         // Per section, the chunks appended (copied out only when one was not whole).
         let mut appended = Vec::with_capacity(delivery.sections.len());
         let mut overflow = Vec::new();
-        for (section, rows) in delivery.sections.iter().zip(rows.iter_mut()) {
-            if let Some(past) = project_cap.and_then(|cap| self.take_past_share(rows, cap)) {
+        for ((section, rows), raw) in delivery.sections.iter().zip(rows.iter_mut()).zip(&raws) {
+            let past = project_cap.and_then(|cap| self.take_past_share(rows, raw.len(), cap));
+            if let Some(past) = past {
                 overflow.push(section_of(&past, section.stream, 0..past.len()));
             }
             let rows = &*rows;
@@ -463,12 +464,23 @@ impl LogEndpoints {
         })
     }
 
-    /// Takes out of `rows` those of the projects that would hold more than
-    /// `cap` bytes of the store with them (`None`: no such project).
-    fn take_past_share<'a>(&self, rows: &mut StagedRows<'a>, cap: usize) -> Option<StagedRows<'a>> {
-        let per_row = self.store.bytes_per_row(rows.stream());
+    /// Takes out of `rows` (`staged_bytes` of staged rows) those of the
+    /// projects that would hold more than `cap` bytes of the store with them
+    /// (`None`: no such project).
+    fn take_past_share<'a>(
+        &self,
+        rows: &mut StagedRows<'a>,
+        staged_bytes: usize,
+        cap: usize,
+    ) -> Option<StagedRows<'a>> {
+        // A row takes what its table's rows take on average; in an empty
+        // table, what it took staged (more: its text is not compressed yet).
+        let per_row = match self.store.bytes_per_row(rows.stream()) {
+            0 => staged_bytes.checked_div(rows.len()).unwrap_or(0),
+            average => average,
+        };
         // A store that holds no more than `cap` with every row cannot have such a project.
-        if self.store.heap_bytes() + rows.len() * per_row <= cap {
+        if self.store.heap_bytes() + rows.len().saturating_mul(per_row) <= cap {
             return None;
         }
         let mut in_rows: HashMap<Option<&str>, usize> = HashMap::new();
@@ -477,7 +489,9 @@ impl LogEndpoints {
         }
         let past: Vec<Option<String>> = in_rows
             .into_iter()
-            .filter(|&(project, count)| self.store.project_bytes(project) + count * per_row > cap)
+            .filter(|&(project, count)| {
+                self.store.project_bytes(project) + count.saturating_mul(per_row) > cap
+            })
             .map(|(project, _)| project.map(str::to_owned))
             .collect();
         if past.is_empty() {
