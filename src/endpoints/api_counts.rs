@@ -379,19 +379,19 @@ impl<'a> UrlMatches<'a> {
         }
     }
 
-    /// Whether `url` matches, decided from its origin where that says yes.
-    fn decide(&mut self, pattern: &UrlPattern, url: Sym) -> bool {
-        if let Some(origin) = self.index.origin_of(url) {
-            if let Some(slot) = self.by_origin.get_mut(origin as usize) {
-                if *slot == UNTRIED {
-                    *slot = decision(pattern.is_match(self.index.origins().get(origin)));
-                }
-                if *slot == YES {
-                    return true;
-                }
-            }
+    /// Whether `url`'s origin matches (its URLs then all do); false when
+    /// origins do not decide, or this one does not match.
+    fn origin_matches(&mut self, pattern: &UrlPattern, url: Sym) -> bool {
+        let Some(origin) = self.index.origin_of(url) else {
+            return false;
+        };
+        let Some(slot) = self.by_origin.get_mut(origin as usize) else {
+            return false;
+        };
+        if *slot == UNTRIED {
+            *slot = decision(pattern.is_match(self.index.origins().get(origin)));
         }
-        pattern.is_match(self.urls.get(url))
+        *slot == YES
     }
 
     fn matches(&mut self, url: Sym) -> bool {
@@ -401,23 +401,24 @@ impl<'a> UrlMatches<'a> {
         if url == NONE {
             return false;
         }
+        // An origin that matches answers before any memo is looked at: an
+        // index into a small table, where the memo of a URL is a hash lookup.
+        if self.origin_matches(pattern, url) {
+            return true;
+        }
         match self.dense.get(url as usize) {
             Some(&UNTRIED) => {
-                let matched = self.decide(pattern, url);
+                let matched = pattern.is_match(self.urls.get(url));
                 if let Some(slot) = self.dense.get_mut(url as usize) {
                     *slot = decision(matched);
                 }
                 matched
             }
             Some(&slot) => slot == YES,
-            None => match self.sparse.get(&url) {
-                Some(&matched) => matched,
-                None => {
-                    let matched = self.decide(pattern, url);
-                    self.sparse.insert(url, matched);
-                    matched
-                }
-            },
+            None => *self
+                .sparse
+                .entry(url)
+                .or_insert_with(|| pattern.is_match(self.urls.get(url))),
         }
     }
 }
