@@ -223,17 +223,23 @@ fn fill_from_rows(
             rest.split_at(rest.partition_point(|&row| timestamp_of(row) < bucket_end));
         rest = after;
         bucket.times.reserve_exact(rows.len());
-        for &row in rows {
-            let row = row as usize;
-            let (Some(&row_function), Some(&status), Some(&time)) = (
-                table.function.get(row),
-                table.status_code.get(row),
-                table.execution_time_ms.get(row),
-            ) else {
-                continue;
-            };
-            if function.is_none_or(|f| f == row_function) {
+        // The rows are gathered, so each column read costs its cache lines:
+        // the function column only when a function is asked for.
+        let add = |bucket: &mut Bucket, row: usize| {
+            if let (Some(&status), Some(&time)) =
+                (table.status_code.get(row), table.execution_time_ms.get(row))
+            {
                 bucket.add(status, time);
+            }
+        };
+        match function {
+            None => rows.iter().for_each(|&row| add(bucket, row as usize)),
+            Some(function) => {
+                for &row in rows {
+                    if table.function.get(row as usize) == Some(&function) {
+                        add(bucket, row as usize);
+                    }
+                }
             }
         }
     }
