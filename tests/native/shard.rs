@@ -121,6 +121,24 @@ fn batch_limits_apply_as_to_ingest() {
     );
 }
 
+/// The record the front keeps of a batch of `source`'s entries `values`.
+fn record_of(front: &LogEndpoints, source: &Source, values: &[serde_json::Value]) -> Vec<u8> {
+    let text = ndjson(values.iter());
+    front
+        .prepare_ingest(source, EntryForm::Contract, text.as_bytes(), None)
+        .unwrap()
+        .record
+}
+
+/// The delivery a round of one record sends to the one shard it goes to.
+fn only_delivery(record: &[u8], round: u64) -> log_endpoints::ShardDelivery {
+    let mut coalesced = Round::new("ingest/0", round);
+    coalesced.add(record).unwrap();
+    let mut deliveries = coalesced.deliveries();
+    assert_eq!(deliveries.len(), 1);
+    deliveries.remove(0)
+}
+
 /// The deployment, in process: its directory partitions and shards by name,
 /// each shard within `shard_bytes` (none: the default budget), and each
 /// ingest partition's routes (its split project-days).
@@ -687,13 +705,7 @@ fn other_sources_follow_their_project_days_split() {
             (postgres.clone(), other),
         ]
         .into_iter()
-        .map(|(source, values)| {
-            let text = ndjson(values.iter());
-            front
-                .prepare_ingest(&source, EntryForm::Contract, text.as_bytes(), None)
-                .unwrap()
-                .record
-        })
+        .map(|(source, values)| record_of(&front, &source, &values))
         .collect();
         deployment.distribute("ingest/0", &records);
     }
@@ -744,27 +756,18 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
         },
     };
     let delivery = |round: u64| {
-        let text = ndjson(
-            (0..25)
+        let values: Vec<serde_json::Value> = (0..25)
                 .map(|i| {
                     json!({"id": format!("e-{round}-{i}"), "timestamp": random_logs::NOW - (round * 100 + i) as i64 * 1_000,
                         "project": "alpha", "event_message": format!("GET /rest/v1/t{}", (round * 7 + i) % 40),
                         "metadata": [{"request": [{"url": format!("https://alpha.supabase.co/rest/v1/t{}", (round * 7 + i) % 40)}]}]})
                 })
-                .collect::<Vec<_>>()
-                .iter(),
-        );
-        let prepared = front
-            .prepare_ingest(
-                &Source::stream("edge_logs").unwrap(),
-                EntryForm::Contract,
-                text.as_bytes(),
-                None,
-            )
-            .unwrap();
-        let mut round_of = Round::new("ingest/0", round);
-        round_of.add(&prepared.record).unwrap();
-        round_of.deliveries().remove(0).bytes
+            .collect();
+        only_delivery(
+            &record_of(&front, &Source::stream("edge_logs").unwrap(), &values),
+            round,
+        )
+        .bytes
     };
     // The live shard, filled to the last row: what it stored of each delivery.
     let mut live = LogEndpoints::new(config());
@@ -842,16 +845,7 @@ fn a_busy_project_leaves_room_for_its_group() {
                 .filter(|(n, _)| (n + round) % 2 == 0)
                 .map(|(n, name)| edge(format!("n-{round}-{n}"), at(BUSY + n), name)),
         );
-        let text = ndjson(values.iter());
-        let record = front
-            .prepare_ingest(
-                &Source::stream("edge_logs").unwrap(),
-                EntryForm::Contract,
-                text.as_bytes(),
-                None,
-            )
-            .unwrap()
-            .record;
+        let record = record_of(&front, &Source::stream("edge_logs").unwrap(), &values);
         deployment.distribute("ingest/0", &[record]);
     }
     let held = |name: &str| {
@@ -912,18 +906,8 @@ fn a_busy_projects_first_rows_go_to_its_split() {
                 "note": "x".repeat(200)}]})
         })
         .collect();
-    let text = ndjson(values.iter());
-    let prepared = front
-        .prepare_ingest(
-            &Source::stream("edge_logs").unwrap(),
-            EntryForm::Contract,
-            text.as_bytes(),
-            None,
-        )
-        .unwrap();
-    let mut round = Round::new("ingest/0", 1);
-    round.add(&prepared.record).unwrap();
-    let delivery = round.deliveries().remove(0);
+    let record = record_of(&front, &Source::stream("edge_logs").unwrap(), &values);
+    let delivery = only_delivery(&record, 1);
     let name = shard_name(0, "2026-11-20");
     let taken = group_shard.ingest_delivery(&delivery.bytes, &name).unwrap();
     assert_eq!((taken.report.accepted, taken.overflow_entries), (0, 3_000));
