@@ -272,6 +272,7 @@ impl LogEndpoints {
             });
         }
         service.store = store;
+        service.sync_packed();
         Ok(service)
     }
 
@@ -669,14 +670,25 @@ impl LogEndpoints {
         Ok(())
     }
 
-    /// Appends function rows whole, or, past the budget, none (503 `store_full`).
+    /// Appends function rows whole, or, past the budget, none (503
+    /// `store_full`); then the busiest projects' packed rows, with the room
+    /// the budget leaves.
     fn append_invocations(&mut self, rows: &[StagedInvocation]) -> Result<()> {
         self.check_budget(Budget::Store, |names| {
             self.store.heap_bytes() - self.store.functions.heap_bytes()
                 + self.store.functions.heap_bytes_after(rows, names)
         })?;
         self.store.functions.append(rows);
+        self.sync_packed();
         Ok(())
+    }
+
+    fn sync_packed(&mut self) {
+        let room = self
+            .limits
+            .max_store_bytes
+            .saturating_sub(self.store.heap_bytes());
+        self.store.functions.sync_packed(room);
     }
 
     /// Appends other sources' entries whole, or, past the budget or their

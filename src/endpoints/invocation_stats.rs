@@ -15,7 +15,7 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
 use crate::sketch::Sketch;
-use crate::store::{lower_bound, FunctionTable, Selected, Store, Sym, NO_STATUS};
+use crate::store::{lower_bound, FunctionTable, Packed, Selected, Store, Sym, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
 named_values! {
@@ -245,6 +245,47 @@ fn fill_from_rows(
     }
 }
 
+/// Adds a packed project's rows (`rows`, its row numbers; `packed`, their
+/// columns in the same order) in the table's rows `window` to their buckets:
+/// each bucket's entries are found by binary search on the rows' times, and
+/// read from the packed columns one run after another.
+#[allow(clippy::too_many_arguments)]
+fn fill_from_packed(
+    table: &FunctionTable,
+    rows: &[u32],
+    packed: &Packed,
+    window: std::ops::Range<usize>,
+    function: Option<Sym>,
+    first: Micros,
+    step: Micros,
+    buckets: &mut [Bucket],
+) {
+    let timestamp_of = |row: u32| {
+        table
+            .timestamp
+            .get(row as usize)
+            .copied()
+            .unwrap_or(Micros::MAX)
+    };
+    let mut at = rows.partition_point(|&r| (r as usize) < window.start);
+    let end = rows.partition_point(|&r| (r as usize) < window.end);
+    for (slot, bucket) in buckets.iter_mut().enumerate() {
+        let bucket_end =
+            first.saturating_add((slot as Micros).saturating_add(1).saturating_mul(step));
+        let within = rows.get(at..end).unwrap_or(&[]);
+        let to = at + within.partition_point(|&row| timestamp_of(row) < bucket_end);
+        bucket.times.reserve_exact(to - at);
+        for (functions, times, statuses) in packed.runs(at..to) {
+            for ((&row_function, &time), &status) in functions.iter().zip(times).zip(statuses) {
+                if function.is_none_or(|f| f == row_function) {
+                    bucket.add(status, time);
+                }
+            }
+        }
+        at = to;
+    }
+}
+
 /// Fills the buckets by scanning every row of their window.
 fn fill_by_scan(
     table: &FunctionTable,
@@ -317,6 +358,20 @@ fn fill(
 
     let window = lower_bound(&table.timestamp, first)
         ..lower_bound(&table.timestamp, last.saturating_add(step));
+    if let Some(packed) = table.packed.of(project, table.len()) {
+        let rows = table.by_project.of(project);
+        fill_from_packed(
+            table,
+            rows,
+            packed,
+            window,
+            function,
+            first,
+            step,
+            &mut buckets,
+        );
+        return Some((first, step, buckets));
+    }
     match table.rows_of(&[project], window) {
         Selected::Own(own) => {
             let own = own.first().copied().unwrap_or_default();
@@ -513,6 +568,80 @@ mod tests {
         }
         for v in values {
             assert_eq!(from_order_key(order_key(v)).to_bits(), v.to_bits());
+        }
+    }
+
+    /// A busy project's packed rows give the buckets its gathered rows give,
+    /// whatever order the batches came in, with and without a function.
+    #[test]
+    fn packed_rows_fill_buckets_as_gathered_rows_do() {
+        use crate::ingest::StagedInvocation;
+        use std::borrow::Cow;
+        let now: Micros = 1_795_177_796_789_000;
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut packed, mut gathered) = (FunctionTable::default(), FunctionTable::default());
+        for batch in 0..12 {
+            let rows: Vec<StagedInvocation> = (0..4_000)
+                .map(|_| {
+                    let r = next();
+                    // Batches overlap in time: later ones reorder the table.
+                    let back = (r % (8 * DAY as u64)) as Micros - (batch * HOUR);
+                    StagedInvocation {
+                        timestamp: now - back.max(0),
+                        project_ref: Some(Cow::Borrowed(
+                            ["busy", "busy", "busy", "a", "b", "c", "d", "e"]
+                                [(r >> 40) as usize % 8],
+                        )),
+                        function_id: Some(Cow::Borrowed(
+                            ["f0", "f1", "f2"][(r >> 44) as usize % 3],
+                        )),
+                        execution_time_ms: ((r >> 50) % 7 != 0)
+                            .then(|| ((r >> 20) % 5_000) as f64 / 8.0),
+                        status_code: ((r >> 52) % 9 != 0)
+                            .then(|| [200, 201, 404, 500][(r >> 56) as usize % 4]),
+                    }
+                })
+                .collect();
+            packed.append(&rows);
+            packed.sync_packed(usize::MAX);
+            gathered.append(&rows);
+        }
+        let busy = packed.projects.lookup("busy").unwrap();
+        assert!(
+            packed.packed.of(busy, packed.len()).is_some(),
+            "the busy project is packed"
+        );
+        assert!(gathered.packed.of(busy, gathered.len()).is_none());
+        for interval in [
+            StatsInterval::SevenDays,
+            StatsInterval::OneDay,
+            StatsInterval::OneHour,
+        ] {
+            for function_id in [None, Some("f1")] {
+                let query = InvocationStatsQuery {
+                    project: "busy".into(),
+                    interval,
+                    function_id: function_id.map(str::to_owned),
+                };
+                let (_, _, mut from_packed) = fill(&packed, &query, now).unwrap();
+                let (_, _, mut from_rows) = fill(&gathered, &query, now).unwrap();
+                assert_eq!(from_packed.len(), from_rows.len());
+                for (a, b) in from_packed.iter_mut().zip(&mut from_rows) {
+                    a.times.sort_unstable();
+                    b.times.sort_unstable();
+                    assert_eq!(
+                        (a.count, a.errors, &a.times, a.min, a.max, a.sum.to_bits()),
+                        (b.count, b.errors, &b.times, b.min, b.max, b.sum.to_bits()),
+                        "{query:?}"
+                    );
+                }
+            }
         }
     }
 

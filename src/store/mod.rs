@@ -16,10 +16,12 @@ use crate::timestamp::Micros;
 pub(crate) mod codec;
 #[macro_use]
 pub(crate) mod columns;
+pub mod packed;
 pub mod project_index;
 pub mod text;
 
 use columns::{capacity_bound, grown, sum_columns, Column, PointsInto};
+pub use packed::{Packed, PackedRows};
 use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 pub use text::{Arena, Span};
@@ -342,6 +344,7 @@ table! {
             projects: Interner,
             functions: Interner,
             by_project: ProjectRows,
+            packed: PackedRows,
         }
     }
 }
@@ -582,6 +585,21 @@ impl FunctionTable {
             self.row_columns_mut(),
         );
         self.by_project.update(&self.project, first_new, reordered);
+        self.packed
+            .stale_from(reordered.map_or(first_new, |from| from.min(first_new)));
+    }
+
+    /// Brings the busiest projects' packed rows up to date, with at most
+    /// `room` more bytes (`PackedRows::sync`).
+    pub(crate) fn sync_packed(&mut self, room: usize) {
+        let source = packed::Source {
+            rows: &self.by_project,
+            function: &self.function,
+            execution_time_ms: &self.execution_time_ms,
+            status_code: &self.status_code,
+        };
+        let len = self.timestamp.len();
+        self.packed.sync(&source, len, room);
     }
 
     pub fn heap_bytes(&self) -> usize {
@@ -589,6 +607,7 @@ impl FunctionTable {
             + self.projects.heap_bytes()
             + self.functions.heap_bytes()
             + self.by_project.heap_bytes()
+            + self.packed.heap_bytes()
     }
 }
 

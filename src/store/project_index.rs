@@ -164,6 +164,11 @@ impl ProjectRows {
         }
     }
 
+    /// How many project slots there are (`slot`).
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * VEC_BYTES
             + self.slots.iter().map(|r| r.capacity() * 4).sum::<usize>()
