@@ -657,9 +657,9 @@ impl LogEndpoints {
     /// Appends edge entries whole, or, past the budget, none (503 `store_full`).
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
         let text_after = self.store.edge.text_after(staged);
-        self.check_budget(Budget::Store, |names| {
-            self.store.heap_bytes() - self.store.edge.heap_bytes()
-                + self.store.edge.heap_bytes_after(staged, names, text_after)
+        self.check_budget(Budget::Store, |store, names| {
+            store.heap_bytes() - store.edge.heap_bytes()
+                + store.edge.heap_bytes_after(staged, names, text_after)
         })?;
         if !self.store.edge.fits(staged, text_after) {
             return Err(Error::BatchTooLarge {
@@ -674,9 +674,9 @@ impl LogEndpoints {
     /// `store_full`); then the busiest projects' packed rows, with the room
     /// the budget leaves.
     fn append_invocations(&mut self, rows: &[StagedInvocation]) -> Result<()> {
-        self.check_budget(Budget::Store, |names| {
-            self.store.heap_bytes() - self.store.functions.heap_bytes()
-                + self.store.functions.heap_bytes_after(rows, names)
+        self.check_budget(Budget::Store, |store, names| {
+            store.heap_bytes() - store.functions.heap_bytes()
+                + store.functions.heap_bytes_after(rows, names)
         })?;
         self.store.functions.append(rows);
         self.sync_packed();
@@ -695,17 +695,12 @@ impl LogEndpoints {
     /// share of it, none (503 `store_full`).
     fn append_others(&mut self, entries: &[StagedOther]) -> Result<()> {
         let text_after = self.store.other.text_after(entries);
-        self.check_budget(Budget::OtherSources, |names| {
-            self.store
-                .other
-                .heap_bytes_after(entries, names, text_after)
+        self.check_budget(Budget::OtherSources, |store, names| {
+            store.other.heap_bytes_after(entries, names, text_after)
         })?;
-        self.check_budget(Budget::Store, |names| {
-            self.store.heap_bytes() - self.store.other.heap_bytes()
-                + self
-                    .store
-                    .other
-                    .heap_bytes_after(entries, names, text_after)
+        self.check_budget(Budget::Store, |store, names| {
+            store.heap_bytes() - store.other.heap_bytes()
+                + store.other.heap_bytes_after(entries, names, text_after)
         })?;
         if !self.store.other.fits(text_after) {
             return Err(Error::BatchTooLarge {
@@ -721,12 +716,25 @@ impl LogEndpoints {
     /// upper bound without hash lookups, so the exact count is only worked
     /// out when the bound does not fit (a store well within its budget pays
     /// nothing for it).
-    fn check_budget(&self, budget: Budget, after: impl Fn(NameCount) -> usize) -> Result<()> {
+    ///
+    /// The busiest projects' packed function rows give way to rows: when a
+    /// batch fits only without them, they are dropped (and no more are made:
+    /// the store is nearly full).
+    fn check_budget(
+        &mut self,
+        budget: Budget,
+        after: impl Fn(&Store, NameCount) -> usize,
+    ) -> Result<()> {
         let limit = budget.limit(&self.limits);
-        if after(NameCount::AllNew) <= limit {
+        if after(&self.store, NameCount::AllNew) <= limit {
             return Ok(());
         }
-        let after = after(NameCount::Exact);
+        let mut after = after(&self.store, NameCount::Exact);
+        let packed = self.store.functions.packed.heap_bytes();
+        if after > limit && matches!(budget, Budget::Store) && after - packed <= limit {
+            self.store.functions.packed.give_way();
+            after -= packed;
+        }
         let used = budget.used(&self.store);
         let needed = after.saturating_sub(used);
         if needed > limit {

@@ -590,8 +590,13 @@ mod tests {
             let rows: Vec<StagedInvocation> = (0..4_000)
                 .map(|_| {
                     let r = next();
-                    // Batches overlap in time: later ones reorder the table.
-                    let back = (r % (8 * DAY as u64)) as Micros - (batch * HOUR);
+                    // The first batches come in time order, each a day later
+                    // (the copies are extended); the others overlap in time
+                    // (they reorder the table, and the copies lose a suffix).
+                    let back = match batch {
+                        0..6 => (6 - batch) * DAY + (r % DAY as u64) as Micros,
+                        _ => (r % (8 * DAY as u64)) as Micros - (batch * HOUR),
+                    };
                     StagedInvocation {
                         timestamp: now - back.max(0),
                         project_ref: Some(Cow::Borrowed(
@@ -643,6 +648,18 @@ mod tests {
                 }
             }
         }
+        // Rows appended since the copies were brought up to date: not read.
+        let late = StagedInvocation {
+            timestamp: now,
+            project_ref: Some(Cow::Borrowed("busy")),
+            function_id: None,
+            execution_time_ms: Some(1.0),
+            status_code: Some(200),
+        };
+        packed.append(&[late]);
+        assert!(packed.packed.of(busy, packed.len()).is_none());
+        packed.sync_packed(usize::MAX);
+        assert!(packed.packed.of(busy, packed.len()).is_some());
     }
 
     #[test]

@@ -603,11 +603,15 @@ impl FunctionTable {
     }
 
     pub fn heap_bytes(&self) -> usize {
+        self.row_bytes() + self.packed.heap_bytes()
+    }
+
+    /// What the rows take, without the packed copies (which give way to them).
+    pub fn row_bytes(&self) -> usize {
         sum_columns(self.row_columns(), |c| c.heap_bytes())
             + self.projects.heap_bytes()
             + self.functions.heap_bytes()
             + self.by_project.heap_bytes()
-            + self.packed.heap_bytes()
     }
 }
 
@@ -724,7 +728,7 @@ impl Store {
         let functions =
             id(&self.functions.projects).map_or(0, |p| self.functions.by_project.of(p).len());
         share(self.edge.heap_bytes(), self.edge.len(), edge)
-            + share(self.functions.heap_bytes(), self.functions.len(), functions)
+            + share(self.functions.row_bytes(), self.functions.len(), functions)
     }
 
     /// About how many bytes one more row of `stream` takes: its table's
@@ -733,7 +737,7 @@ impl Store {
         use crate::ingest::Stream;
         let (heap, rows) = match stream {
             Stream::Edge => (self.edge.heap_bytes(), self.edge.len()),
-            Stream::Function => (self.functions.heap_bytes(), self.functions.len()),
+            Stream::Function => (self.functions.row_bytes(), self.functions.len()),
             Stream::Other => (self.other.heap_bytes(), self.other.len()),
         };
         heap.checked_div(rows).unwrap_or(0)

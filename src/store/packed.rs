@@ -13,7 +13,7 @@
 //! moves what it holds, and its size is known before it is allocated.
 
 use super::project_index::{slot, ProjectRows};
-use super::{Sym, NONE};
+use super::Sym;
 
 /// Rows per chunk of a copy.
 const CHUNK_ROWS: usize = 4096;
@@ -60,9 +60,9 @@ impl Packed {
         &self,
         range: std::ops::Range<usize>,
     ) -> impl Iterator<Item = (&[Sym], &[f64], &[i32])> + '_ {
-        let first = range.start / CHUNK_ROWS;
-        let last = range.end.div_ceil(CHUNK_ROWS);
-        let chunks = self.chunks.get(first..last.max(first)).unwrap_or(&[]);
+        let last = range.end.div_ceil(CHUNK_ROWS).min(self.chunks.len());
+        let first = (range.start / CHUNK_ROWS).min(last);
+        let chunks = self.chunks.get(first..last).unwrap_or(&[]);
         chunks.iter().enumerate().map(move |(i, chunk)| {
             let base = (first + i) * CHUNK_ROWS;
             let from = range.start.saturating_sub(base).min(chunk.len());
@@ -148,6 +148,12 @@ impl PackedRows {
         self.stale_from = self.stale_from.min(row);
     }
 
+    /// Drops every copy, to make room for rows, and makes no more.
+    pub(crate) fn give_way(&mut self) {
+        self.by_slot = Vec::new();
+        self.out_of_room = true;
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         self.by_slot.capacity() * std::mem::size_of::<Option<Packed>>()
             + self
@@ -182,16 +188,24 @@ impl PackedRows {
             self.by_slot.resize_with(slots, || None);
         }
         let threshold = (table_len / PACKED_SHARE).max(MIN_PACKED_ROWS);
-        for (index, packed) in self.by_slot.iter_mut().enumerate() {
-            let project = if index == 0 { NONE } else { (index - 1) as Sym };
-            let rows = source.rows.of(project);
+        // Slot 0 holds the rows with no project, which no query asks for by themselves.
+        for (index, packed) in self.by_slot.iter_mut().enumerate().skip(1) {
+            let rows = source.rows.of((index - 1) as Sym);
             let packs = rows.len() >= threshold && rows.len() * 2 < table_len;
+            // A copy is kept while its project stays near its share.
+            let keeps = rows.len() * 2 >= threshold && rows.len() * 3 < table_len * 2;
+            if packed.as_ref().is_some_and(|_| !keeps) {
+                room = room.saturating_add(packed.as_ref().map_or(0, Packed::heap_bytes));
+                *packed = None;
+            }
             if packed.is_none() && (self.out_of_room || !packs) {
                 continue;
             }
             let copy = packed.get_or_insert_with(Packed::default);
             // The entries of rows before `stale_from` are still right.
+            let held = copy.heap_bytes();
             copy.truncate(rows.partition_point(|&r| (r as usize) < stale_from));
+            room = room.saturating_add(held - copy.heap_bytes());
             let chunks = copy.chunks_for(rows.len());
             let more_slots = (copy.chunks.len() + chunks).saturating_sub(copy.chunks.capacity());
             let needed = chunks * CHUNK_BYTES + more_slots * std::mem::size_of::<Chunk>();

@@ -251,71 +251,87 @@ fn parameter_errors() {
 
 /// The busiest projects' packed rows (src/store/packed.rs) take only room the
 /// budget leaves: a store filling up with a busy project's rows stays within
-/// its budget, drops them, and answers as a store with room to spare.
+/// its budget, takes as many rows as one whose rows are never packed (the
+/// same rows, the busy project's spread over 16 projects), and answers as a
+/// store with room to spare.
 #[test]
 fn packed_rows_never_take_room_from_rows() {
     let budget = 4 << 20;
-    let mut limited = log_endpoints::LogEndpoints::new(log_endpoints::Config {
-        api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
-        limits: log_endpoints::Limits {
-            max_store_bytes: budget,
-            ..Default::default()
-        },
-    });
-    let mut roomy = service();
+    let limited = || {
+        log_endpoints::LogEndpoints::new(log_endpoints::Config {
+            api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
+            limits: log_endpoints::Limits {
+                max_store_bytes: budget,
+                ..Default::default()
+            },
+        })
+    };
+    let (mut packing, mut spread, mut roomy) = (limited(), limited(), service());
     let projects = ["busy", "busy", "busy", "a", "b", "c", "d", "e"];
-    let mut refused = false;
-    for batch in 0..200 {
-        let entries: Vec<serde_json::Value> = (0..2_000)
-            .map(|i| {
-                let n = batch * 2_000 + i;
-                let project = projects[n % projects.len()];
+    let batch = |n0: usize, spread_busy: bool| {
+        let entries: Vec<serde_json::Value> = (n0..n0 + 2_000)
+            .map(|n| {
+                let project = match projects[n % projects.len()] {
+                    "busy" if spread_busy => format!("busy-{}", n % 16),
+                    name => name.to_owned(),
+                };
                 let status = [200, 201, 404, 500][n % 7 % 4];
                 let time = (n % 11 != 0).then(|| (n * 7_919 % 5_000) as f64 / 8.0);
+                // In time order, a batch after another, as a shipper sends them.
+                let at = NOW - 7 * DAY + n as i64 * 997_000;
                 func(
                     &format!("f-{n}"),
-                    NOW - (n as i64 * 997) % (7 * DAY),
-                    project,
+                    at,
+                    &project,
                     ["f0", "f1"][n % 3 % 2],
                     time,
                     status,
                 )
             })
             .collect();
-        let text = serde_json::Value::Array(entries).to_string();
-        match limited.ingest(FN, text.as_bytes()) {
-            Ok(_) => {
-                roomy.ingest(FN, text.as_bytes()).unwrap();
+        serde_json::Value::Array(entries).to_string()
+    };
+    let mut refused = [false, false];
+    for n0 in (0..400_000).step_by(2_000) {
+        for (store, spread_busy, done) in [(&mut packing, false, 0), (&mut spread, true, 1)] {
+            if refused[done] {
+                continue;
             }
-            Err(e) => {
-                assert_eq!(e.code(), "store_full");
-                refused = true;
-                break;
+            match store.ingest(FN, batch(n0, spread_busy).as_bytes()) {
+                Ok(_) if !spread_busy => {
+                    roomy.ingest(FN, batch(n0, false).as_bytes()).unwrap();
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    assert_eq!(e.code(), "store_full");
+                    refused[done] = true;
+                }
             }
+            assert!(
+                store.stats().store_bytes <= budget,
+                "{}",
+                store.stats().store_bytes
+            );
         }
-        assert!(
-            limited.stats().store_bytes <= budget,
-            "{}",
-            limited.stats().store_bytes
-        );
+        if refused == [true, true] {
+            break;
+        }
     }
-    assert!(refused, "the store filled up");
-    // The same rows, but the store with room kept its busy project's copy.
-    assert_eq!(limited.stats().function_rows, roomy.stats().function_rows);
-    assert!(
-        limited.stats().store_bytes < roomy.stats().store_bytes,
-        "the full store dropped its packed rows: {} against {}",
-        limited.stats().store_bytes,
-        roomy.stats().store_bytes
-    );
+    assert_eq!(refused, [true, true], "both stores filled up");
+    let (packed_rows, spread_rows) = (packing.stats().function_rows, spread.stats().function_rows);
     // The busy project (3 in 8 rows) passed the size at which it is packed.
-    assert!(limited.stats().function_rows > 16_384 * 8 / 3);
+    assert!(packed_rows > 16_384 * 8 / 3);
+    assert!(
+        packed_rows + 2_000 >= spread_rows,
+        "the packed rows took room from rows: {packed_rows} rows against {spread_rows}"
+    );
+    assert_eq!(packed_rows, roomy.stats().function_rows);
     for interval in ["7day", "1day", "1hr"] {
         for function in [None, Some("f1")] {
             let mut params = vec![("project", "busy"), ("interval", interval)];
             params.extend(function.map(|f| ("function_id", f)));
             assert_eq!(
-                rows(&mut limited, "functions.invocation-stats", &params),
+                rows(&mut packing, "functions.invocation-stats", &params),
                 rows(&mut roomy, "functions.invocation-stats", &params),
                 "{params:?}"
             );
