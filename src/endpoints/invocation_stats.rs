@@ -197,9 +197,34 @@ fn from_order_key(key: u64) -> f64 {
     })
 }
 
+/// Per bucket, in order, the range of `own` (row numbers of one project
+/// within the window, in time order) whose times fall in it: found by binary
+/// search, so no row needs a division.
+fn bucket_ranges<'a>(
+    table: &'a FunctionTable,
+    own: &'a [u32],
+    first: Micros,
+    step: Micros,
+) -> impl FnMut(usize) -> std::ops::Range<usize> + 'a {
+    let timestamp_of = |row: u32| {
+        table
+            .timestamp
+            .get(row as usize)
+            .copied()
+            .unwrap_or(Micros::MAX)
+    };
+    let mut at = 0;
+    move |slot| {
+        let bucket_end =
+            first.saturating_add((slot as Micros).saturating_add(1).saturating_mul(step));
+        let rest = own.get(at..).unwrap_or(&[]);
+        let to = at + rest.partition_point(|&row| timestamp_of(row) < bucket_end);
+        std::mem::replace(&mut at, to)..to
+    }
+}
+
 /// Adds rows `own` (row numbers of one project within the window, in time
-/// order) to their buckets: each bucket's rows are found by binary search, so
-/// its times are allocated once and no row needs a division.
+/// order) to their buckets, each bucket's times allocated for once.
 fn fill_from_rows(
     table: &FunctionTable,
     own: &[u32],
@@ -208,20 +233,9 @@ fn fill_from_rows(
     step: Micros,
     buckets: &mut [Bucket],
 ) {
-    let timestamp_of = |row: u32| {
-        table
-            .timestamp
-            .get(row as usize)
-            .copied()
-            .unwrap_or(Micros::MAX)
-    };
-    let mut rest = own;
+    let mut range_of = bucket_ranges(table, own, first, step);
     for (slot, bucket) in buckets.iter_mut().enumerate() {
-        let bucket_end =
-            first.saturating_add((slot as Micros).saturating_add(1).saturating_mul(step));
-        let (rows, after) =
-            rest.split_at(rest.partition_point(|&row| timestamp_of(row) < bucket_end));
-        rest = after;
+        let rows = own.get(range_of(slot)).unwrap_or(&[]);
         bucket.times.reserve_exact(rows.len());
         // The rows are gathered, so each column read costs its cache lines:
         // the function column only when a function is asked for.
@@ -245,44 +259,31 @@ fn fill_from_rows(
     }
 }
 
-/// Adds a packed project's rows (`rows`, its row numbers; `packed`, their
-/// columns in the same order) in the table's rows `window` to their buckets:
-/// each bucket's entries are found by binary search on the rows' times, and
-/// read from the packed columns one run after another.
-#[allow(clippy::too_many_arguments)]
+/// Adds a packed project's rows in the table's rows `window` to their
+/// buckets: `rows` are all its row numbers, `packed` their columns in the
+/// same order, read one run after another.
 fn fill_from_packed(
     table: &FunctionTable,
-    rows: &[u32],
-    packed: &Packed,
+    (rows, packed): (&[u32], &Packed),
     window: std::ops::Range<usize>,
     function: Option<Sym>,
-    first: Micros,
-    step: Micros,
+    (first, step): (Micros, Micros),
     buckets: &mut [Bucket],
 ) {
-    let timestamp_of = |row: u32| {
-        table
-            .timestamp
-            .get(row as usize)
-            .copied()
-            .unwrap_or(Micros::MAX)
-    };
-    let mut at = rows.partition_point(|&r| (r as usize) < window.start);
+    let start = rows.partition_point(|&r| (r as usize) < window.start);
     let end = rows.partition_point(|&r| (r as usize) < window.end);
+    let own = rows.get(start..end).unwrap_or(&[]);
+    let mut range_of = bucket_ranges(table, own, first, step);
     for (slot, bucket) in buckets.iter_mut().enumerate() {
-        let bucket_end =
-            first.saturating_add((slot as Micros).saturating_add(1).saturating_mul(step));
-        let within = rows.get(at..end).unwrap_or(&[]);
-        let to = at + within.partition_point(|&row| timestamp_of(row) < bucket_end);
-        bucket.times.reserve_exact(to - at);
-        for (functions, times, statuses) in packed.runs(at..to) {
+        let range = range_of(slot);
+        bucket.times.reserve_exact(range.len());
+        for (functions, times, statuses) in packed.runs(start + range.start..start + range.end) {
             for ((&row_function, &time), &status) in functions.iter().zip(times).zip(statuses) {
                 if function.is_none_or(|f| f == row_function) {
                     bucket.add(status, time);
                 }
             }
         }
-        at = to;
     }
 }
 
@@ -362,12 +363,10 @@ fn fill(
         let rows = table.by_project.of(project);
         fill_from_packed(
             table,
-            rows,
-            packed,
+            (rows, packed),
             window,
             function,
-            first,
-            step,
+            (first, step),
             &mut buckets,
         );
         return Some((first, step, buckets));
