@@ -18,7 +18,9 @@ use crate::ingest::area;
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
-use crate::store::{lower_bound, EdgeTable, Interner, Selected, Store, Sym, UrlTrigrams, NONE};
+use crate::store::{
+    lower_bound, EdgeTable, IntKeyMap, Interner, Selected, Store, Sym, UrlTrigrams, NONE,
+};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
 named_values! {
@@ -338,31 +340,10 @@ struct UrlMatches<'a> {
     urls: &'a Interner,
     index: &'a UrlTrigrams,
     dense: Vec<u8>,
-    sparse: HashMap<Sym, bool, std::hash::BuildHasherDefault<SymHasher>>,
+    sparse: IntKeyMap<Sym, bool>,
     /// Per origin, whether the pattern matches it (`UNTRIED`, `NO`, `YES`);
     /// empty unless `prefix_decides`.
     by_origin: Vec<u8>,
-}
-
-/// Hashes a `Sym` (a small integer, never chosen by a sender) with one
-/// multiply: SipHash, the default, costs many times more, in wasm most.
-#[derive(Default)]
-struct SymHasher(u64);
-
-impl std::hash::Hasher for SymHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
 }
 
 const UNTRIED: u8 = 0;

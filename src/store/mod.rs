@@ -44,21 +44,30 @@ pub struct Interner {
     ends: Vec<u64>,
 }
 
-/// A hash used as its own key (it is one already).
+/// Hashes integer keys no sender chooses, in one step where SipHash (the
+/// default) costs many times more, in wasm most: a `u64` key is a hash
+/// already and is its own; a `u32` key (a `Sym`, a small integer) is spread
+/// over the bits by one multiply.
 #[derive(Default)]
-struct HashIsKey(u64);
+pub(crate) struct IntKeyHasher(u64);
 
-impl std::hash::Hasher for HashIsKey {
+/// A map keyed by such an integer.
+pub(crate) type IntKeyMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<IntKeyHasher>>;
+
+impl std::hash::Hasher for IntKeyHasher {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
         for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         }
     }
     fn write_u64(&mut self, hash: u64) {
         self.0 = hash;
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
@@ -69,7 +78,7 @@ impl std::hash::Hasher for HashIsKey {
 /// twentieth of ingest.
 #[derive(Default)]
 struct Ids {
-    by_hash: HashMap<u64, Sym, std::hash::BuildHasherDefault<HashIsKey>>,
+    by_hash: IntKeyMap<u64, Sym>,
     collided: HashMap<Box<str>, Sym>,
 }
 
