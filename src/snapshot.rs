@@ -10,8 +10,8 @@
 //! and its values, each text as a length and its UTF-8. A table's free text is
 //! stored as its LZ4 blocks are held (restoring decodes none of them). Each
 //! project's rows are rebuilt (a pass over a column); the URL index is stored
-//! (rebuilding it hashes every URL). Version 5 (dense text, URL origins,
-//! each URL's origin) reads no older version: the edge worker replays its stored batches when
+//! (rebuilding it hashes every URL). Version 6 (dense text with its LZ4
+//! dictionary, URL origins) reads no older version: the edge worker replays its stored batches when
 //! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
@@ -26,7 +26,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -103,7 +103,7 @@ fn write_other(w: &mut Writer, other: &OtherTable) {
 /// the blocks' bytes (compressed, or an open block's text), and each lane's
 /// open block.
 fn write_arena(w: &mut Writer, text: &Arena) {
-    let (blocks, open_of) = text.parts();
+    let (blocks, open_of, dictionary) = text.parts();
     let sealed: Vec<u8> = blocks.iter().map(|b| u8::from(b.sealed)).collect();
     let lens: Vec<u32> = blocks.iter().map(|b| b.len).collect();
     let bytes: Vec<&[u8]> = blocks.iter().map(|b| &b.bytes[..]).collect();
@@ -111,6 +111,7 @@ fn write_arena(w: &mut Writer, text: &Arena) {
     w.column(&lens);
     w.blobs(&bytes);
     w.column(open_of);
+    w.column(dictionary);
 }
 
 fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
@@ -118,6 +119,7 @@ fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
     let lens: Vec<u32> = r.column(what)?;
     let bytes = r.blobs(what)?;
     let open_of: Vec<u32> = r.column(what)?;
+    let dictionary: Vec<u8> = r.column(what)?;
     let blocks = (sealed.len() == lens.len() && lens.len() == bytes.len())
         .then(|| {
             sealed
@@ -132,9 +134,9 @@ fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
                 .collect()
         })
         .ok_or_else(|| invalid(format!("{what} has blocks of different counts")))?;
-    Arena::from_parts(blocks, open_of).ok_or_else(|| {
+    Arena::from_parts(blocks, open_of, dictionary).ok_or_else(|| {
         invalid(format!(
-            "{what} has more blocks than spans address, an open block that is not UTF-8 of its length, or a lane without an open block"
+            "{what} has more blocks than spans address, an open block that is not UTF-8 of its length, a lane without an open block, or too long a dictionary"
         ))
     })
 }
@@ -313,10 +315,10 @@ mod tests {
         }
         assert!(read(b"{\"id\":1}").is_err());
         let mut newer = bytes.clone();
-        newer[8] = 6;
+        newer[8] = VERSION as u8 + 1;
         assert!(read(&newer)
             .err()
-            .is_some_and(|e| e.to_string().contains("version 6")));
+            .is_some_and(|e| e.to_string().contains(&format!("version {}", VERSION + 1))));
     }
 
     #[test]
@@ -324,7 +326,9 @@ mod tests {
         let mut v3 = service_with_logs().snapshot();
         v3[8..12].copy_from_slice(&3u32.to_le_bytes());
         let error = read(&v3).err().map(|e| e.to_string());
-        assert!(error.is_some_and(|e| e.contains("snapshot version 3; this build reads version 5")));
+        assert!(error.is_some_and(|e| e.contains(&format!(
+            "snapshot version 3; this build reads version {VERSION}"
+        ))));
     }
 
     #[test]
