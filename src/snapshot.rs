@@ -237,7 +237,7 @@ fn check_edge(t: &EdgeTable) -> Result<()> {
             "an edge entry's requests lie outside the request columns",
         ));
     }
-    if t.id.iter().any(|s| s.is_null()) {
+    if t.record.iter().any(|s| s.is_null()) {
         return Err(invalid("an edge entry's text lies outside the text chunks"));
     }
     Ok(())
@@ -258,7 +258,7 @@ fn check_other(t: &OtherTable) -> Result<()> {
     if !t.timestamp.is_sorted() {
         return Err(invalid("other sources' entries out of time order"));
     }
-    if t.source.contains(&crate::store::NONE) || t.id.iter().chain(&t.entry).any(|s| s.is_null()) {
+    if t.source.contains(&crate::store::NONE) || t.record.iter().any(|s| s.is_null()) {
         return Err(invalid(
             "an other source's entry lacks its source, id or text",
         ));
@@ -363,9 +363,9 @@ mod tests {
             "outside the request columns",
         );
         refused(
-            |s| s.edge.id[0] = Span::from_parts(0, 1 << 20),
-            "id points outside its text",
+            |s| s.edge.record[0] = Span::from_parts(0, 1 << 20),
+            "record points outside its text",
         );
-        refused(|s| s.edge.id[0] = Span::NULL, "text lies outside");
+        refused(|s| s.edge.record[0] = Span::NULL, "text lies outside");
     }
 }

@@ -209,11 +209,11 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) ->
     }
     // Text is read back (decoded) for the rows returned only.
     let mut text = table.text.reader();
-    let span = |column: &[Span], i: usize| column.get(i).copied().unwrap_or(Span::NULL);
+    let record = |i: usize| table.record.get(i).copied().unwrap_or(Span::NULL);
     let mut picked: Vec<(Micros, usize, String)> = picked
         .into_iter()
         .map(|(timestamp, i)| {
-            let id = text.get(span(&table.id, i)).unwrap_or("").to_owned();
+            let id = text.record::<2>(record(i)).map_or("", |r| r.id).to_owned();
             (timestamp, i, id)
         })
         .collect();
@@ -221,6 +221,8 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) ->
     picked.truncate(LIMIT);
 
     for (timestamp, i, id) in &picked {
+        let [event_message, metadata] =
+            text.record::<2>(record(*i)).map_or([None; 2], |r| r.fields);
         rows.push_raw(|out| {
             out.push('{');
             json::push_key(out, "id");
@@ -230,10 +232,10 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) ->
             json::push_int(out, *timestamp);
             out.push(',');
             json::push_key(out, "event_message");
-            json::push_opt_str(out, text.get(span(&table.event_message, *i)));
+            json::push_opt_str(out, event_message);
             out.push(',');
             json::push_key(out, "metadata");
-            out.push_str(text.get(span(&table.metadata, *i)).unwrap_or("null"));
+            out.push_str(metadata.unwrap_or("null"));
             out.push('}');
         });
     }

@@ -295,9 +295,8 @@ table! {
         group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedEdge, first_request: u32, project: Sym) {
             timestamp: Micros = entry.timestamp;
             project: Sym [projects] = project;
-            id: Span [text] = table.text.push_id(slot(project), &entry.id);
-            event_message: Span [text] = table.text.push_opt(slot(project), entry.event_message.as_deref());
-            metadata: Span [text] = table.text.push_opt(slot(project), entry.metadata);
+            /// Its id, `event_message` and raw `metadata`, as one record.
+            record: Span [text] = table.text.push_record(slot(project), &entry.id, Self::fields(entry));
             /// Each entry's requests: a range of the request columns.
             requests: (u32, u32) = (first_request, entry.requests.len() as u32);
         }
@@ -367,9 +366,9 @@ table! {
         group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedOther) {
             timestamp: Micros = entry.timestamp;
             source: Sym [sources] = table.sources.intern(entry.source);
-            id: Span [text] = table.text.push_id(0, &entry.id);
             project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
-            entry: Span [text] = table.text.push(0, entry.entry);
+            /// Its id and the entry as it arrived, as one record.
+            record: Span [text] = table.text.push_record(0, &entry.id, [Some(entry.entry)]);
         }
         parts {
             text: Arena,
@@ -426,7 +425,7 @@ impl EdgeTable {
     /// gets a lane past the others).
     fn texts(&self, entries: &[StagedEdge]) -> Vec<(usize, usize)> {
         let mut new_lanes: HashMap<&str, usize> = HashMap::new();
-        let mut texts = Vec::with_capacity(entries.len() * 3);
+        let mut texts = Vec::with_capacity(entries.len());
         for e in entries {
             let lane = match e.project.as_deref() {
                 None => slot(NONE),
@@ -438,14 +437,14 @@ impl EdgeTable {
                     }
                 },
             };
-            let lengths = [
-                Some(e.id.len()),
-                e.event_message.as_ref().map(|m| m.len()),
-                e.metadata.map(str::len),
-            ];
-            texts.extend(lengths.into_iter().flatten().map(|len| (lane, len)));
+            texts.push((lane, text::record_bytes(&e.id, &Self::fields(e))));
         }
         texts
+    }
+
+    /// The fields of an entry's record: `event_message`, `metadata`.
+    fn fields<'e>(entry: &'e StagedEdge) -> [Option<&'e str>; 2] {
+        [entry.event_message.as_deref(), entry.metadata]
     }
 
     /// Blocks and heap bytes of the text once `entries` are appended
@@ -633,7 +632,7 @@ impl OtherTable {
     fn texts<'e>(entries: &'e [StagedOther]) -> impl Iterator<Item = (usize, usize)> + 'e {
         entries
             .iter()
-            .flat_map(|e| [(0, e.id.len()), (0, e.entry.len())])
+            .map(|e| (0, text::record_bytes(&e.id, &[Some(e.entry)])))
     }
 
     /// Blocks and heap bytes of the text once `entries` are appended

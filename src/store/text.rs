@@ -10,9 +10,8 @@
 
 use super::columns::{capacity_bound, grown};
 
-/// A slice of a table's text: block index in the top bits of `at`, offset
-/// within the block below; `len == u32::MAX` is null, `PACKED_UUID` an id
-/// kept as its 16 bytes.
+/// A row's record in a table's text: block index in the top bits of `at`,
+/// offset within the block below; `len == u32::MAX` is null.
 #[derive(Clone, Copy, Debug)]
 pub struct Span {
     at: u32,
@@ -44,13 +43,136 @@ impl Span {
 
     fn range(self) -> std::ops::Range<usize> {
         let start = (self.at & (BLOCK_BYTES as u32 - 1)) as usize;
-        let len = if self.len == PACKED_UUID {
-            16
-        } else {
-            self.len
-        };
-        start..start.saturating_add(len as usize)
+        start..start.saturating_add(self.len as usize)
     }
+}
+
+/// A row's texts, kept together under one span: an id and `N` fields, each
+/// text or null. Written as a header byte (bit 0: the id is a UUID kept as its
+/// 16 bytes; bit 1 + i: field i is not null), the LEB128 lengths of the id
+/// (unless kept as 16 bytes) and of each non-null field but the last, then
+/// the id's and the fields' bytes. One span a row instead of one a text.
+pub struct Record<'r, const N: usize> {
+    pub id: &'r str,
+    pub fields: [Option<&'r str>; N],
+}
+
+/// The header bit of a UUID kept as its 16 bytes.
+const PACKED_ID: u8 = 1;
+
+fn leb128_len(value: usize) -> usize {
+    (usize::BITS - (value | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+fn push_leb128(out: &mut Vec<u8>, mut value: usize) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn take_leb128(bytes: &mut &[u8]) -> Option<usize> {
+    let mut value = 0usize;
+    for shift in (0..usize::BITS).step_by(7) {
+        let (&byte, rest) = bytes.split_first()?;
+        *bytes = rest;
+        value |= usize::from(byte & 0x7f).checked_shl(shift)?;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+/// The bytes a record of `id` (`packed`: kept as 16 bytes) and `fields` takes.
+fn record_len<const N: usize>(id: &str, packed: bool, fields: &[Option<&str>; N]) -> usize {
+    let id = match packed {
+        true => 16,
+        false => leb128_len(id.len()) + id.len(),
+    };
+    let present: Vec<usize> = fields.iter().flatten().map(|f| f.len()).collect();
+    let lengths: usize = present.iter().rev().skip(1).map(|&l| leb128_len(l)).sum();
+    1 + id + lengths + present.iter().sum::<usize>()
+}
+
+/// The bytes `push_record` will add for this row: what a table's
+/// prediction of its text adds up.
+pub(crate) fn record_bytes<const N: usize>(id: &str, fields: &[Option<&str>; N]) -> usize {
+    record_len(id, canonical_uuid(id).is_some(), fields)
+}
+
+fn write_record<const N: usize>(
+    out: &mut Vec<u8>,
+    id: &str,
+    packed: Option<[u8; 16]>,
+    fields: &[Option<&str>; N],
+) {
+    let mut header = u8::from(packed.is_some()) * PACKED_ID;
+    for (i, field) in fields.iter().enumerate() {
+        if field.is_some() {
+            header |= 2 << i;
+        }
+    }
+    out.push(header);
+    if packed.is_none() {
+        push_leb128(out, id.len());
+    }
+    let present = fields.iter().flatten().count();
+    for field in fields.iter().flatten().take(present.saturating_sub(1)) {
+        push_leb128(out, field.len());
+    }
+    match packed {
+        Some(bytes) => out.extend_from_slice(&bytes),
+        None => out.extend_from_slice(id.as_bytes()),
+    }
+    for field in fields.iter().flatten() {
+        out.extend_from_slice(field.as_bytes());
+    }
+}
+
+/// A record's parts as bytes, before they are checked as UTF-8.
+struct RawRecord<'b, const N: usize> {
+    /// Whether `id` is a UUID's 16 bytes.
+    packed: bool,
+    id: &'b [u8],
+    fields: [Option<&'b [u8]>; N],
+}
+
+/// The record `bytes` hold; `None` when they are not one record of `N` fields.
+fn parse_record<const N: usize>(mut bytes: &[u8]) -> Option<RawRecord<'_, N>> {
+    let (&header, rest) = bytes.split_first()?;
+    bytes = rest;
+    if usize::from(header) >> (N + 1) != 0 {
+        return None;
+    }
+    let packed = header & PACKED_ID != 0;
+    let id_len = match packed {
+        true => 16,
+        false => take_leb128(&mut bytes)?,
+    };
+    let present = (0..N).filter(|i| header & (2 << i) != 0).count();
+    let mut lengths = [0usize; N];
+    for length in lengths.iter_mut().take(present.saturating_sub(1)) {
+        *length = take_leb128(&mut bytes)?;
+    }
+    let (id, mut rest) = bytes.split_at_checked(id_len)?;
+    let mut fields = [None; N];
+    let mut k = 0;
+    for (i, field) in fields.iter_mut().enumerate() {
+        if header & (2 << i) == 0 {
+            continue;
+        }
+        k += 1;
+        let len = match k == present {
+            true => rest.len(),
+            false => *lengths.get(k - 1)?,
+        };
+        let (text, after) = rest.split_at_checked(len)?;
+        *field = Some(text);
+        rest = after;
+    }
+    rest.is_empty().then_some(RawRecord { packed, id, fields })
 }
 
 const BLOCK_BITS: u32 = 13;
@@ -61,9 +183,6 @@ const BLOCK_BYTES: usize = 1 << BLOCK_BITS;
 pub(crate) const MAX_BLOCKS: usize = 1 << (32 - BLOCK_BITS);
 /// No block: a lane that has not opened one.
 const NO_BLOCK: u32 = u32::MAX;
-/// The `len` of a span holding a UUID as its 16 bytes (see `push_id`); a
-/// text's length is never this long (a batch is far smaller).
-const PACKED_UUID: u32 = u32::MAX - 1;
 
 /// A block: being filled by its lane, or full and compressed (with its
 /// decoded length).
@@ -311,22 +430,42 @@ impl Arena {
         }
     }
 
-    /// Appends `value` to `lane`'s block (a new one when it would pass a block).
-    pub(crate) fn push(&mut self, lane: usize, value: &str) -> Span {
-        self.push_bytes(lane, value.as_bytes(), value.len() as u32)
-    }
-
-    /// Appends an id: a UUID as written canonically (lowercase, hyphenated)
-    /// is kept as its 16 bytes, which LZ4 cannot shorten as text (36 bytes
-    /// of hex); any other id as its text.
-    pub(crate) fn push_id(&mut self, lane: usize, id: &str) -> Span {
-        match canonical_uuid(id) {
-            Some(bytes) => self.push_bytes(lane, &bytes, PACKED_UUID),
-            None => self.push(lane, id),
+    /// Appends a row's record to `lane`'s block (a new one when it would
+    /// pass a block). An id that is a UUID written canonically (lowercase,
+    /// hyphenated) is kept as its 16 bytes, which LZ4 cannot shorten as text
+    /// (36 bytes of hex); any other id as its text.
+    pub(crate) fn push_record<const N: usize>(
+        &mut self,
+        lane: usize,
+        id: &str,
+        fields: [Option<&str>; N],
+    ) -> Span {
+        let packed = canonical_uuid(id);
+        let len = record_len(id, packed.is_some(), &fields);
+        let Some(index) = self.room_for(lane, len) else {
+            return Span::NULL;
+        };
+        let Some(Block::Open(text)) = self.blocks.get_mut(index as usize) else {
+            return Span::NULL;
+        };
+        let offset = text.len();
+        write_record(text, id, packed, &fields);
+        if !self.sealed_any {
+            let record = text.get(offset..).unwrap_or_default();
+            let take = record.len().min(DICTIONARY_BYTES - self.dictionary.len());
+            self.dictionary.reserve_exact(take);
+            self.dictionary
+                .extend_from_slice(record.get(..take).unwrap_or_default());
+        }
+        Span {
+            at: (index << BLOCK_BITS) | offset as u32,
+            len: len as u32,
         }
     }
 
-    fn push_bytes(&mut self, lane: usize, value: &[u8], span_len: u32) -> Span {
+    /// The block `len` more bytes of `lane` go to, with room for them: its
+    /// open block, or a new one when they would pass it.
+    fn room_for(&mut self, lane: usize, len: usize) -> Option<u32> {
         if self.open_of.len() <= lane {
             let more = lane + 1 - self.open_of.len();
             super::columns::grow(&mut self.open_of, more);
@@ -337,7 +476,7 @@ impl Arena {
             Some(Block::Open(text)) => Some(text.len()),
             _ => None,
         };
-        if open_len.is_some_and(|len| starts_a_block(len, value.len())) {
+        if open_len.is_some_and(|open| starts_a_block(open, len)) {
             self.seal(index as usize);
             index = NO_BLOCK;
         }
@@ -349,27 +488,12 @@ impl Arena {
                 *slot = index;
             }
         }
-        if !self.sealed_any && span_len != PACKED_UUID {
-            let take = value.len().min(DICTIONARY_BYTES - self.dictionary.len());
-            self.dictionary.reserve_exact(take);
-            self.dictionary
-                .extend_from_slice(value.get(..take).unwrap_or_default());
-        }
         let Some(Block::Open(text)) = self.blocks.get_mut(index as usize) else {
-            return Span::NULL;
+            return None;
         };
-        let capacity = open_capacity(text.len(), text.capacity(), value.len());
+        let capacity = open_capacity(text.len(), text.capacity(), len);
         text.reserve_exact(capacity - text.len());
-        let offset = text.len();
-        text.extend_from_slice(value);
-        Span {
-            at: (index << BLOCK_BITS) | offset as u32,
-            len: span_len,
-        }
-    }
-
-    pub(crate) fn push_opt(&mut self, lane: usize, value: Option<&str>) -> Span {
-        value.map_or(Span::NULL, |v| self.push(lane, v))
+        Some(index)
     }
 
     /// Whether `span` lies within its block (a snapshot's check; a sealed
@@ -412,9 +536,10 @@ impl Arena {
 /// and so in its last few blocks.
 const DECODED_BLOCKS: usize = 16;
 
-/// Reads spans of an arena, decoding each block it needs once (the last
-/// few kept). A block that does not decode into UTF-8 of its length (only a
-/// damaged snapshot holds one) reads as nothing, and `damaged` says so.
+/// Reads records of an arena, decoding each block it needs once (the last
+/// few kept). A block that does not decode, or a record that does not parse
+/// into UTF-8 (only a damaged snapshot holds one), reads as nothing, and
+/// `damaged` says so.
 pub struct TextReader<'a> {
     arena: &'a Arena,
     decoded: Vec<(usize, Vec<u8>)>,
@@ -424,50 +549,73 @@ pub struct TextReader<'a> {
 }
 
 impl TextReader<'_> {
-    pub fn get(&mut self, span: Span) -> Option<&str> {
-        if span.is_null() {
-            return None;
-        }
-        let index = span.block();
-        let bytes = match self.arena.blocks.get(index) {
-            Some(Block::Open(text)) => text.get(span.range()),
-            Some(Block::Sealed { compressed, len }) => {
-                let at = match self.decoded.iter().position(|(i, _)| *i == index) {
-                    Some(at) => at,
-                    None => {
-                        let text = decode(compressed, *len, &self.arena.dictionary);
-                        self.damaged |= text.is_none();
-                        if self.decoded.len() == DECODED_BLOCKS {
-                            self.decoded.remove(0);
-                        }
-                        self.decoded.push((index, text.unwrap_or_default()));
-                        self.decoded.len() - 1
+    /// The record `span` points to; `None` (and `damaged`) when its block
+    /// does not decode or it is not a record of `N` fields in UTF-8.
+    pub fn record<const N: usize>(&mut self, span: Span) -> Option<Record<'_, N>> {
+        let TextReader {
+            arena,
+            decoded,
+            uuid,
+            damaged,
+        } = self;
+        let record = read_bytes(arena, decoded, span)
+            .and_then(parse_record::<N>)
+            .and_then(|RawRecord { packed, id, fields }| {
+                let id = match packed {
+                    true => {
+                        let id = uuid::Uuid::from_slice(id).ok()?;
+                        uuid.clear();
+                        uuid.push_str(id.hyphenated().encode_lower(&mut [0; 36]));
+                        uuid.as_str()
                     }
+                    false => simdutf8::basic::from_utf8(id).ok()?,
                 };
-                self.decoded
-                    .get(at)
-                    .and_then(|(_, text)| text.get(span.range()))
-            }
-            None => None,
-        };
-        let text = match bytes {
-            Some(bytes) if span.len == PACKED_UUID => {
-                self.uuid = uuid::Uuid::from_slice(bytes)
-                    .ok()
-                    .map(|id| id.hyphenated().to_string())
-                    .unwrap_or_default();
-                (!self.uuid.is_empty()).then_some(self.uuid.as_str())
-            }
-            Some(bytes) => simdutf8::basic::from_utf8(bytes).ok(),
-            None => None,
-        };
-        self.damaged |= text.is_none();
-        text
+                let mut texts = [None; N];
+                for (text, field) in texts.iter_mut().zip(fields) {
+                    *text = match field {
+                        Some(bytes) => Some(simdutf8::basic::from_utf8(bytes).ok()?),
+                        None => None,
+                    };
+                }
+                Some(Record { id, fields: texts })
+            });
+        *damaged |= record.is_none();
+        record
     }
 
     /// Whether a block read so far did not decode, or a span fell outside it.
     pub fn damaged(&self) -> bool {
         self.damaged
+    }
+}
+
+/// The bytes of `span`, from `arena`'s open block or from its sealed block
+/// decoded (kept in `decoded`, the last `DECODED_BLOCKS` of them).
+fn read_bytes<'d>(
+    arena: &'d Arena,
+    decoded: &'d mut Vec<(usize, Vec<u8>)>,
+    span: Span,
+) -> Option<&'d [u8]> {
+    if span.is_null() {
+        return None;
+    }
+    let index = span.block();
+    match arena.blocks.get(index)? {
+        Block::Open(text) => text.get(span.range()),
+        Block::Sealed { compressed, len } => {
+            let at = match decoded.iter().position(|(i, _)| *i == index) {
+                Some(at) => at,
+                None => {
+                    let text = decode(compressed, *len, &arena.dictionary)?;
+                    if decoded.len() == DECODED_BLOCKS {
+                        decoded.remove(0);
+                    }
+                    decoded.push((index, text));
+                    decoded.len() - 1
+                }
+            };
+            decoded.get(at)?.1.get(span.range())
+        }
     }
 }
 
@@ -490,6 +638,29 @@ fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text kept as a record of one field (with an empty id), as most
+    /// tests here push them.
+    impl Arena {
+        fn push(&mut self, lane: usize, text: &str) -> Span {
+            self.push_record(lane, "", [Some(text)])
+        }
+    }
+
+    impl TextReader<'_> {
+        fn get(&mut self, span: Span) -> Option<&str> {
+            self.record::<1>(span).and_then(|r| r.fields[0])
+        }
+    }
+
+    /// What `push` adds for each of `texts`, by lane: `after`'s input.
+    fn pushed<'t>(
+        texts: &'t [(usize, impl AsRef<str>)],
+    ) -> impl Iterator<Item = (usize, usize)> + 't {
+        texts
+            .iter()
+            .map(|(lane, t)| (*lane, record_bytes("", &[Some(t.as_ref())])))
+    }
 
     /// The arena made again from its parts (as a snapshot stores them) reads
     /// every text back.
@@ -518,7 +689,7 @@ mod tests {
         let (half, rest) = texts.split_at(2500);
         let mut spans = Vec::new();
         for part in [half, rest] {
-            let predicted = arena.after(part.iter().map(|(lane, t)| (*lane, t.len())));
+            let predicted = arena.after(pushed(part));
             spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
             assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
             assert!(
@@ -556,7 +727,7 @@ mod tests {
             .collect();
         let mut spans = Vec::new();
         for part in texts.chunks(5000) {
-            let predicted = arena.after(part.iter().map(|(lane, t)| (*lane, t.len())));
+            let predicted = arena.after(pushed(part));
             spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
             arena.compact();
             assert!(
@@ -589,18 +760,64 @@ mod tests {
             "",
         ];
         let mut arena = Arena::default();
-        let spans: Vec<Span> = ids.iter().map(|id| arena.push_id(1, id)).collect();
-        assert_eq!(spans[0].len, PACKED_UUID);
-        assert!(spans[1..].iter().all(|s| s.len != PACKED_UUID));
+        let spans: Vec<Span> = ids.iter().map(|id| arena.push_record(1, id, [])).collect();
+        assert_eq!(spans[0].len, 17, "a header byte and 16");
+        assert!(spans[1..]
+            .iter()
+            .zip(&ids[1..])
+            .all(|(s, id)| s.len as usize == 2 + id.len()));
         let mut reader = arena.reader();
         for (id, &span) in ids.iter().zip(&spans) {
-            assert_eq!(reader.get(span), Some(*id));
+            assert_eq!(reader.record::<0>(span).map(|r| r.id), Some(*id));
         }
         for _ in 0..2000 {
-            arena.push_id(1, ids[0]);
+            arena.push_record(1, ids[0], []);
         }
         let mut reader = arena.reader();
-        assert_eq!(reader.get(spans[0]), Some(ids[0]), "from a sealed block");
+        let id = reader.record::<0>(spans[0]).map(|r| r.id);
+        assert_eq!(id, Some(ids[0]), "from a sealed block");
+    }
+
+    #[test]
+    fn records_keep_every_field_null_or_empty_or_long_and_refuse_what_they_are_not() {
+        let long = "é".repeat(200);
+        let uuid = "7f1c6a52-5d47-4e0a-9c61-2b1f0e4a8d93";
+        let mut arena = Arena::default();
+        let mut rows = Vec::new();
+        for id in ["", "id-1", uuid, long.as_str()] {
+            for mask in 0..8u8 {
+                let texts = ["", "GET | 200", long.as_str()];
+                let fields: [Option<&str>; 3] =
+                    std::array::from_fn(|i| (mask & (1 << i) != 0).then_some(texts[i]));
+                let span = arena.push_record(2, id, fields);
+                assert_eq!(span.len as usize, record_bytes(id, &fields));
+                rows.push((span, id, fields));
+            }
+        }
+        let mut reader = arena.reader();
+        for &(span, id, fields) in &rows {
+            let record = reader.record::<3>(span).unwrap();
+            assert_eq!((record.id, record.fields), (id, fields));
+        }
+        assert!(!reader.damaged());
+
+        let mut bytes = Vec::new();
+        write_record(&mut bytes, "id", None, &[Some("ab"), Some("cd")]);
+        assert!(parse_record::<2>(&bytes).is_some());
+        // The last field runs to the span's end: a cut into it is a shorter text.
+        for cut in 0..bytes.len() - "cd".len() {
+            assert!(parse_record::<2>(&bytes[..cut]).is_none(), "cut at {cut}");
+        }
+        assert!(
+            parse_record::<1>(&bytes).is_none(),
+            "a field more than the table's"
+        );
+        let mut longer = bytes.clone();
+        longer[1] = 200;
+        assert!(
+            parse_record::<2>(&longer).is_none(),
+            "an id longer than the record"
+        );
     }
 
     #[test]
@@ -609,8 +826,12 @@ mod tests {
         let texts: Vec<(usize, String)> = (0..3000).map(entry).collect();
         let mut arena = Arena::default();
         let mut spans: Vec<Span> = texts[..10].iter().map(|(l, t)| arena.push(*l, t)).collect();
-        let first: String = texts[..10].iter().map(|(_, t)| t.as_str()).collect();
-        assert_eq!(arena.dictionary, first.as_bytes());
+        let mut records = Vec::new();
+        for (_, text) in &texts {
+            write_record(&mut records, "", None, &[Some(text.as_str())]);
+        }
+        let first: usize = spans.iter().map(|s| s.len as usize).sum();
+        assert_eq!(arena.dictionary, records[..first]);
 
         let (blocks, open_of, dictionary) = arena.parts();
         let mut arena = Arena::from_parts(blocks, open_of.to_vec(), dictionary.to_vec()).unwrap();
@@ -618,8 +839,7 @@ mod tests {
         assert!(arena.sealed_any);
         // The one lane's first block was sealed before the dictionary filled.
         assert!(arena.dictionary.len() < DICTIONARY_BYTES);
-        let all: String = texts.iter().map(|(_, t)| t.as_str()).collect();
-        assert!(all.as_bytes().starts_with(&arena.dictionary));
+        assert!(records.starts_with(&arena.dictionary));
         reads_back_from_its_parts(&arena, &texts, &spans);
 
         let (blocks, open_of, dictionary) = arena.parts();
@@ -663,7 +883,7 @@ mod tests {
             })
             .collect();
         let texts = [(1, noise.as_str()), (2, "small")];
-        let predicted = arena.after(texts.iter().map(|(lane, t)| (*lane, t.len())));
+        let predicted = arena.after(pushed(&texts));
         for (lane, text) in texts {
             arena.push(lane, text);
         }
