@@ -5,26 +5,29 @@
 //! columns, which reserving, permuting, sizing and the snapshot's writer,
 //! reader and checks walk: a new column is one line of a table's declaration.
 
-/// Capacity a column grows to so that `additional` more fit: half again, or
-/// exactly what is needed. One rule for growing and for predicting growth, so
-/// the memory budget is checked against what the store will really hold.
+/// Capacity a column grows to so that `additional` more fit: an eighth again,
+/// or exactly what is needed. One rule for
+/// growing and for predicting growth, so the memory budget is checked
+/// against what the store will really hold. An eighth leaves about 6% of a
+/// store spare on average, where half again left 25%, for copying each value
+/// about eight times as its column grows: a memcpy, cheap beside parsing it.
 pub(crate) fn grown(len: usize, capacity: usize, additional: usize) -> usize {
     let needed = len.saturating_add(additional);
     if needed <= capacity {
         capacity
     } else {
-        needed.max(capacity + capacity / 2)
+        needed.max(capacity + capacity / 8)
     }
 }
 
 /// Capacity a vector (or string) of capacity `capacity` may reach when it
-/// grows to `needed` one push at a time by `grown`'s rule: at most half
-/// again what it held when it last grew.
+/// grows to `needed` one push at a time by `grown`'s rule: at most an eighth
+/// more than it held when it last grew.
 pub(crate) fn capacity_bound(capacity: usize, needed: usize) -> usize {
     if needed <= capacity {
         capacity
     } else {
-        capacity.max(needed + needed / 2 + 1)
+        capacity.max(needed + needed / 8 + 1)
     }
 }
 

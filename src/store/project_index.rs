@@ -120,7 +120,8 @@ impl ProjectRows {
 
     /// Upper bound of the bytes added by `rows` more rows of `new_projects` (at
     /// most) new projects: each touched slot grows by at most its additions plus
-    /// half its capacity (`grown`'s rule), and the slot list by `grown`'s rule.
+    /// an eighth of its capacity (`grown`'s rule), and the slot list by
+    /// `grown`'s rule.
     pub(crate) fn growth_for(&self, rows: usize, new_projects: usize) -> usize {
         let held: usize = self.slots.iter().map(Vec::capacity).sum();
         let slot_list = grown(
@@ -128,7 +129,7 @@ impl ProjectRows {
             self.slots.capacity(),
             new_projects.saturating_add(1),
         ) - self.slots.capacity();
-        (rows + held / 2) * 4 + slot_list * VEC_BYTES
+        (rows + held / 8) * 4 + slot_list * VEC_BYTES
     }
 
     /// Indexes the rows from `first_new` on (their project column `projects`),

@@ -8,7 +8,7 @@
 //! checks them. A snapshot stores the blocks as they are (restoring decodes
 //! nothing).
 
-use super::columns::{capacity_bound, grown};
+use super::columns::capacity_bound;
 
 /// A row's record in a table's text: block index in the top bits of `at`,
 /// offset within the block below; `len == u32::MAX` is null.
@@ -210,14 +210,18 @@ fn starts_a_block(len: usize, more: usize) -> bool {
     len > 0 && len + more.max(1) > BLOCK_BYTES
 }
 
-/// Capacity an open block grows to so that `more` bytes fit: by `grown`'s
-/// rule, never past a block (unless one text is longer).
+/// Capacity an open block grows to so that `more` bytes fit: half again
+/// (a block is small and fills record by record), never past a block
+/// (unless one record is longer).
 fn open_capacity(len: usize, capacity: usize, more: usize) -> usize {
     let needed = len + more;
     if needed <= capacity {
         capacity
     } else {
-        grown(len, capacity, more).min(BLOCK_BYTES).max(needed)
+        needed
+            .max(capacity + capacity / 2)
+            .min(BLOCK_BYTES)
+            .max(needed)
     }
 }
 

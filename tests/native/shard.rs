@@ -811,7 +811,7 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
 fn a_busy_project_leaves_room_for_its_group() {
     const BUDGET: usize = 1 << 20;
     const ROUNDS: usize = 60;
-    const BUSY: usize = 500;
+    const BUSY: usize = 1000;
     let busy = "tenant-7";
     let group = log_endpoints::group_of(&log_endpoints::project_key(Some(busy)));
     let neighbours: Vec<String> = (1..2000)
