@@ -44,10 +44,9 @@ pub struct Interner {
     ends: Vec<u64>,
 }
 
-/// Hashes integer keys no sender chooses, in one step where SipHash (the
-/// default) costs many times more, in wasm most: a `u64` key is a hash
-/// already and is its own; a `u32` key (a `Sym`, a small integer) is spread
-/// over the bits by one multiply.
+/// Hashes integer keys no sender chooses (`Sym`s, small integers) in one
+/// multiply that spreads them over the bits, where SipHash (the default)
+/// costs many times more, in wasm most.
 #[derive(Default)]
 pub(crate) struct IntKeyHasher(u64);
 
@@ -63,46 +62,78 @@ impl std::hash::Hasher for IntKeyHasher {
             self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         }
     }
-    fn write_u64(&mut self, hash: u64) {
-        self.0 = hash;
-    }
     fn write_u32(&mut self, n: u32) {
         self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
 
-/// An interner's ids by the XXH3 hash of their string; the rare string whose
-/// hash an earlier one has is kept whole in `collided`, a map keyed by the
-/// string itself (SipHash), so strings made to share a hash cost no more than
-/// others. XXH3 hashes a URL several times faster than SipHash, which was a
-/// twentieth of ingest.
+/// An interner's ids by the XXH3 hash of their string: open addressing over a
+/// power-of-two table, each slot an id and the top half of its string's hash
+/// (`EMPTY`: none), probed in turn from the hash's low bits; a slot whose half
+/// matches compares the string. At most 3/4 full, so a lookup reads a slot or
+/// two of one cache line. 11–21 bytes a value, where a `HashMap` of hashes
+/// took 20–40. XXH3 hashes a URL several times faster than SipHash, which was
+/// a twentieth of ingest.
 #[derive(Default)]
 struct Ids {
-    by_hash: IntKeyMap<u64, Sym>,
-    collided: HashMap<Box<str>, Sym>,
+    slots: Vec<(Sym, u32)>,
+    len: usize,
+}
+
+const EMPTY: (Sym, u32) = (NONE, 0);
+
+/// Slots a table of `values` values has: a power of two at most 3/4 full.
+fn table_slots(values: usize) -> usize {
+    match values {
+        0 => 0,
+        _ => (values + values / 3 + 1).next_power_of_two().max(8),
+    }
+}
+
+fn hash_of(value: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(value.as_bytes())
 }
 
 impl Ids {
-    fn hash(&self, value: &str) -> u64 {
-        xxhash_rust::xxh3::xxh3_64(value.as_bytes())
-    }
-
     fn find<'t>(&self, hash: u64, value: &str, text_of: impl Fn(Sym) -> &'t str) -> Option<Sym> {
-        match self.by_hash.get(&hash) {
-            Some(&id) if text_of(id) == value => Some(id),
-            Some(_) => self.collided.get(value).copied(),
-            None => None,
+        let mask = self.slots.len().checked_sub(1)?;
+        let half = (hash >> 32) as u32;
+        let mut at = hash as usize & mask;
+        loop {
+            let &(id, id_half) = self.slots.get(at)?;
+            if id == NONE {
+                return None;
+            }
+            if id_half == half && text_of(id) == value {
+                return Some(id);
+            }
+            at = (at + 1) & mask;
         }
     }
 
-    fn insert(&mut self, hash: u64, value: &str, id: Sym) {
-        match self.by_hash.entry(hash) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(id);
+    /// Adds `id` (of a string not held, with `hash`); a full table grows,
+    /// its ids placed again by their strings' hashes (`hash_of_id`).
+    fn insert(&mut self, hash: u64, id: Sym, hash_of_id: impl Fn(Sym) -> u64) {
+        let slots = table_slots(self.len + 1);
+        if slots > self.slots.len() {
+            let old = std::mem::replace(&mut self.slots, vec![EMPTY; slots]);
+            for (held, _) in old.into_iter().filter(|&(held, _)| held != NONE) {
+                self.place(hash_of_id(held), held);
             }
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.collided.entry(value.into()).or_insert(id);
+        }
+        self.place(hash, id);
+        self.len += 1;
+    }
+
+    fn place(&mut self, hash: u64, id: Sym) {
+        let mask = self.slots.len().saturating_sub(1);
+        let mut at = hash as usize & mask;
+        while let Some(slot) = self.slots.get_mut(at) {
+            if slot.0 == NONE {
+                *slot = (id, (hash >> 32) as u32);
+                return;
             }
+            at = (at + 1) & mask;
         }
     }
 }
@@ -123,14 +154,16 @@ fn value_of<'t>(text: &'t str, ends: &[u64], id: Sym) -> &'t str {
 impl Interner {
     fn ids(&self) -> &Ids {
         self.ids.get_or_init(|| {
-            let mut ids = Ids::default();
-            ids.by_hash.reserve(self.len());
+            let mut ids = Ids {
+                slots: vec![EMPTY; table_slots(self.len())],
+                len: 0,
+            };
             for id in 0..self.len() as Sym {
                 let value = self.get(id);
-                let hash = ids.hash(value);
+                let hash = hash_of(value);
                 // A repeated value (only in a crafted snapshot) keeps its first id.
                 if ids.find(hash, value, |id| self.get(id)).is_none() {
-                    ids.insert(hash, value, id);
+                    ids.insert(hash, id, |id| hash_of(self.get(id)));
                 }
             }
             ids
@@ -139,7 +172,7 @@ impl Interner {
 
     pub fn intern(&mut self, value: &str) -> Sym {
         let ids = self.ids();
-        let hash = ids.hash(value);
+        let hash = hash_of(value);
         if let Some(id) = ids.find(hash, value, |id| value_of(&self.text, &self.ends, id)) {
             return id;
         }
@@ -153,7 +186,8 @@ impl Interner {
         columns::grow(&mut self.ends, 1);
         self.ends.push(self.text.len() as u64);
         if let Some(ids) = self.ids.get_mut() {
-            ids.insert(hash, value, id);
+            let (text, ends) = (&self.text, &self.ends);
+            ids.insert(hash, id, |id| hash_of(value_of(text, ends, id)));
         }
         id
     }
@@ -163,8 +197,7 @@ impl Interner {
     }
 
     pub fn lookup(&self, value: &str) -> Option<Sym> {
-        let ids = self.ids();
-        ids.find(ids.hash(value), value, |id| self.get(id))
+        self.ids().find(hash_of(value), value, |id| self.get(id))
     }
 
     pub fn get(&self, id: Sym) -> &str {
@@ -206,12 +239,10 @@ impl Interner {
     }
 
     /// Each string is held once (the text's capacity), plus its end and its
-    /// hash's entry; one whose hash another has is held again, whole.
+    /// slots in the table of ids (counted before the table is built, since
+    /// the first lookup builds it).
     fn heap_bytes(&self) -> usize {
-        let collided = self.ids.get().map_or(0, |ids| {
-            ids.collided.keys().map(|k| k.len() + MAP_SLOT).sum()
-        });
-        self.text.capacity() + self.ends.capacity() * 8 + self.len() * MAP_SLOT + collided
+        self.text.capacity() + self.ends.capacity() * 8 + table_slots(self.len()) * ID_SLOT
     }
 
     /// The text interning `value` would add (counted again for a value new
@@ -239,7 +270,8 @@ impl Interner {
             capacity_bound(self.text.capacity(), self.text.len() + text) - self.text.capacity();
         let ends_growth =
             capacity_bound(self.ends.capacity(), self.ends.len() + values) - self.ends.capacity();
-        text_growth + ends_growth * 8 + values * MAP_SLOT
+        let table_growth = table_slots(self.len() + values) - table_slots(self.len());
+        text_growth + ends_growth * 8 + table_growth * ID_SLOT
     }
 }
 
@@ -283,9 +315,8 @@ impl PointsInto<Arena> for Span {
     }
 }
 
-/// Bytes of the hash map per interned value, at its emptiest (just grown:
-/// a 16-byte bucket and a control byte, at most 2 × 8/7 buckets a value).
-const MAP_SLOT: usize = 40;
+/// Bytes of a slot of an interner's table of ids.
+const ID_SLOT: usize = std::mem::size_of::<(Sym, u32)>();
 
 table! {
     /// Edge request log entries (logs.all, usage.api-counts).
@@ -784,15 +815,24 @@ mod tests {
 
     #[test]
     fn strings_whose_hashes_collide_keep_their_own_ids() {
-        let texts = ["a", "b"];
+        let texts: Vec<String> = (0..100).map(|i| format!("url-{i}")).collect();
+        let text_of = |id: Sym| texts[id as usize].as_str();
         let mut ids = Ids::default();
-        ids.insert(1, "a", 0);
-        ids.insert(1, "b", 1);
-        let text_of = |id: Sym| texts[id as usize];
-        assert_eq!(ids.find(1, "a", text_of), Some(0));
-        assert_eq!(ids.find(1, "b", text_of), Some(1));
-        assert_eq!(ids.find(1, "c", text_of), None);
-        assert_eq!(ids.find(2, "a", text_of), None);
+        // Every string the same hash, through the table's growth from 8 slots to 256.
+        for id in 0..100 {
+            assert_eq!(ids.find(1, text_of(id), text_of), None);
+            ids.insert(1, id, |_| 1);
+        }
+        assert_eq!(ids.slots.len(), 256);
+        for id in 0..100 {
+            assert_eq!(ids.find(1, text_of(id), text_of), Some(id));
+            assert_eq!(
+                ids.find(1 << 32, text_of(id), text_of),
+                None,
+                "another hash"
+            );
+        }
+        assert_eq!(ids.find(1, "url-100", text_of), None);
     }
 
     #[test]
