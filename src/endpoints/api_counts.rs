@@ -19,7 +19,7 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
 use crate::store::{
-    lower_bound, EdgeTable, IntKeyMap, Interner, Selected, Store, Sym, UrlTrigrams, NONE,
+    lower_bound, slot, EdgeTable, IntKeyMap, Interner, Selected, Store, Sym, UrlTrigrams, NONE,
 };
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -330,11 +330,24 @@ fn required_literals(hir: &Hir, out: &mut Vec<Vec<u8>>) {
     }
 }
 
+/// What one project's entries contribute, decided once per project.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ProjectMatch {
+    /// Not a candidate: none of its URLs can match.
+    Skip,
+    /// Each request's URL is matched.
+    EachUrl,
+    /// The pattern matches every origin of the project's URLs, so every
+    /// request with a URL counts and none is looked at.
+    EveryUrl,
+}
+
 /// Whether each URL of the table matches the pattern, decided once per URL.
 /// Few candidate rows remember answers in a map; many, in a table over the
 /// whole URL dictionary (`UNTRIED`, `NO`, `YES`), which would otherwise cost
 /// more to allocate than a short window costs to scan. Where a match in the
-/// origin decides, each origin is tried once and its URLs are not read.
+/// origin decides, each origin is tried once and its URLs are not read, and a
+/// project all of whose origins match counts without its URLs being looked up.
 struct UrlMatches<'a> {
     pattern: Option<&'a UrlPattern>,
     urls: &'a Interner,
@@ -344,6 +357,9 @@ struct UrlMatches<'a> {
     /// Per origin, whether the pattern matches it (`UNTRIED`, `NO`, `YES`);
     /// empty unless `prefix_decides`.
     by_origin: Vec<u8>,
+    /// Per project slot (`slot`), its `ProjectMatch` once decided; `Skip`
+    /// from the start for a project that is not a candidate.
+    by_project: Vec<Option<ProjectMatch>>,
 }
 
 const UNTRIED: u8 = 0;
@@ -359,7 +375,13 @@ fn decision(matched: bool) -> u8 {
 }
 
 impl<'a> UrlMatches<'a> {
-    fn new(pattern: Option<&'a UrlPattern>, table: &'a EdgeTable, rows: usize) -> UrlMatches<'a> {
+    /// `candidates`: the projects whose entries can count, when not all can.
+    fn new(
+        pattern: Option<&'a UrlPattern>,
+        table: &'a EdgeTable,
+        rows: usize,
+        candidates: Option<&[Sym]>,
+    ) -> UrlMatches<'a> {
         let urls = &table.urls;
         let index = &table.url_trigrams;
         let dense = if pattern.is_some() && rows.saturating_mul(4) >= urls.len() {
@@ -371,6 +393,19 @@ impl<'a> UrlMatches<'a> {
             Some(p) if p.prefix_decides => vec![UNTRIED; index.origins().len()],
             _ => Vec::new(),
         };
+        let slots = table.projects.len() + 1;
+        let by_project = match candidates {
+            None => vec![None; slots],
+            Some(candidates) => {
+                let mut by_project = vec![Some(ProjectMatch::Skip); slots];
+                for &project in candidates {
+                    if let Some(memo) = by_project.get_mut(slot(project)) {
+                        *memo = None;
+                    }
+                }
+                by_project
+            }
+        };
         UrlMatches {
             pattern,
             urls,
@@ -378,15 +413,37 @@ impl<'a> UrlMatches<'a> {
             dense,
             sparse: HashMap::default(),
             by_origin,
+            by_project,
         }
     }
 
-    /// Whether `url`'s origin matches (its URLs then all do); false when
-    /// origins do not decide, or this one does not match.
-    fn origin_matches(&mut self, pattern: &UrlPattern, url: Sym) -> bool {
-        let Some(origin) = self.index.origin_of(url) else {
-            return false;
+    /// What the entries of `project` contribute.
+    fn project(&mut self, project: Sym) -> ProjectMatch {
+        match self.by_project.get(slot(project)) {
+            Some(Some(decided)) => return *decided,
+            Some(None) => {}
+            None => return ProjectMatch::EachUrl,
+        }
+        let every_origin_matches = match (self.pattern, self.index.origins_of(project)) {
+            (Some(pattern), Some(origins)) if pattern.prefix_decides && !origins.is_empty() => {
+                origins.iter().all(|&o| self.origin_matches(pattern, o))
+            }
+            _ => false,
         };
+        let decided = if every_origin_matches {
+            ProjectMatch::EveryUrl
+        } else {
+            ProjectMatch::EachUrl
+        };
+        if let Some(memo) = self.by_project.get_mut(slot(project)) {
+            *memo = Some(decided);
+        }
+        decided
+    }
+
+    /// Whether the pattern matches `origin` (its URLs then all match); false
+    /// when origins do not decide.
+    fn origin_matches(&mut self, pattern: &UrlPattern, origin: Sym) -> bool {
         let Some(slot) = self.by_origin.get_mut(origin as usize) else {
             return false;
         };
@@ -405,8 +462,10 @@ impl<'a> UrlMatches<'a> {
         }
         // An origin that matches answers before any memo is looked at: an
         // index into a small table, where the memo of a URL is a hash lookup.
-        if self.origin_matches(pattern, url) {
-            return true;
+        if let Some(origin) = self.index.origin_of(url) {
+            if self.origin_matches(pattern, origin) {
+                return true;
+            }
         }
         match self.dense.get(url as usize) {
             Some(&UNTRIED) => {
@@ -442,13 +501,20 @@ fn push_bucket(rows: &mut Rows, bucket: Micros, tally: &AreaTally) {
     });
 }
 
-/// Tallies the matching requests of one entry (its range of requests); whether any matched.
+/// Tallies the matching requests of one entry of `project` (its range of
+/// requests); whether any matched.
 fn tally_requests(
     table: &EdgeTable,
+    project: Sym,
     (first, count): (u32, u32),
     matches: &mut UrlMatches,
     tally: &mut AreaTally,
 ) -> bool {
+    let every_url = match matches.project(project) {
+        ProjectMatch::Skip => return false,
+        ProjectMatch::EachUrl => false,
+        ProjectMatch::EveryUrl => true,
+    };
     let span = first as usize..(first + count) as usize;
     let (Some(urls), Some(areas)) = (
         table.request_url.get(span.clone()),
@@ -458,7 +524,12 @@ fn tally_requests(
     };
     let mut matched = false;
     for (&url, &area_bits) in urls.iter().zip(areas) {
-        if matches.matches(url) {
+        let counts = if every_url {
+            url != NONE
+        } else {
+            matches.matches(url)
+        };
+        if counts {
             matched = true;
             if let Some(n) = tally.get_mut(usize::from(area_bits & 15)) {
                 *n += 1;
@@ -499,21 +570,28 @@ fn run(
                 .collect()
         }),
     };
-    match candidates.map(|projects| table.rows_of(&projects, window.clone())) {
-        Some(Selected::Own(own)) => count_own_rows(table, pattern, &own, width, rows),
-        _ => count_by_scan(table, pattern, entry_project, window.start, width, rows),
+    let candidates = candidates.as_deref();
+    match candidates.map(|projects| (projects, table.rows_of(projects, window.clone()))) {
+        Some((projects, Selected::Own(own))) => {
+            count_own_rows(table, pattern, projects, &own, width, rows)
+        }
+        // A scan skips the rows of projects that are not candidates before
+        // their URLs are looked at.
+        _ => count_by_scan(table, pattern, candidates, window.start, width, rows),
     }
 }
 
-/// Counts the rows `own` (per candidate project, its row numbers in the window).
+/// Counts the rows `own` (per project of `projects`, its row numbers in the window).
 fn count_own_rows(
     table: &EdgeTable,
     pattern: Option<&UrlPattern>,
+    projects: &[Sym],
     own: &[&[u32]],
     width: Micros,
     rows: &mut Rows,
 ) {
-    let mut matches = UrlMatches::new(pattern, table, own.iter().map(|r| r.len()).sum());
+    let held = own.iter().map(|r| r.len()).sum();
+    let mut matches = UrlMatches::new(pattern, table, held, Some(projects));
     let mut buckets: BTreeMap<Micros, AreaTally> = BTreeMap::new();
     let mut add = |bucket: Micros, tally: &AreaTally| {
         let sums = buckets.entry(bucket).or_default();
@@ -521,7 +599,7 @@ fn count_own_rows(
             *sum += n;
         }
     };
-    for project_rows in own {
+    for (&project, project_rows) in projects.iter().zip(own) {
         // A project's rows are in time order: each run of one bucket is tallied
         // apart (a range check per row, not a division) and added to the
         // buckets once, if any of its requests matched.
@@ -544,7 +622,7 @@ fn count_own_rows(
                 let start = truncate(timestamp, width);
                 bucket = start..start.saturating_add(width);
             }
-            matched |= tally_requests(table, requests, &mut matches, &mut tally);
+            matched |= tally_requests(table, project, requests, &mut matches, &mut tally);
         }
         if matched {
             add(bucket.start, &tally);
@@ -558,16 +636,18 @@ fn count_own_rows(
     }
 }
 
-/// Counts by scanning every entry from row `start` on.
+/// Counts by scanning every entry from row `start` on; `candidates`, when
+/// given, are the projects whose entries can count.
 fn count_by_scan(
     table: &EdgeTable,
     pattern: Option<&UrlPattern>,
-    entry_project: Option<Sym>,
+    candidates: Option<&[Sym]>,
     start: usize,
     width: Micros,
     rows: &mut Rows,
 ) {
-    let mut matches = UrlMatches::new(pattern, table, table.len().saturating_sub(start));
+    let scanned = table.len().saturating_sub(start);
+    let mut matches = UrlMatches::new(pattern, table, scanned, candidates);
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.
@@ -583,9 +663,7 @@ fn count_by_scan(
         let mut tally = AreaTally::default();
         let mut matched = false;
         for (&entry_requests, &row_project) in requests.iter().zip(projects) {
-            if entry_project.is_none_or(|p| p == row_project) {
-                matched |= tally_requests(table, entry_requests, &mut matches, &mut tally);
-            }
+            matched |= tally_requests(table, row_project, entry_requests, &mut matches, &mut tally);
         }
         if matched {
             push_bucket(rows, bucket, &tally);

@@ -22,7 +22,7 @@ pub mod text;
 
 use columns::{capacity_bound, grown, sum_columns, Column, PointsInto};
 pub use packed::{Packed, PackedRows};
-use project_index::slot;
+pub(crate) use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 pub use text::{Arena, Span};
 

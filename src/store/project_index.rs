@@ -40,6 +40,12 @@ fn grow_to<T>(list: &mut Vec<T>, len: usize, fill: impl FnMut() -> T) {
 /// `node bench/bench.mjs`, the median and tail projects against the largest).
 const OWN_ROWS_FACTOR: usize = 3;
 
+/// About how many rows of a window a scan reads in the time a project's two
+/// binary searches take: many projects over a short window are scanned for
+/// without their rows being looked up (alike refs: a pattern's literal can be
+/// in a thousand projects' URLs).
+const SEARCH_ROWS: usize = 32;
+
 /// The rows a query for some projects reads in a time window.
 pub enum Selected<'a> {
     /// Each project's own rows in the window, in time order: together they
@@ -106,6 +112,9 @@ impl ProjectRows {
     /// window found by binary search on the table): their own rows, or the
     /// whole window when they hold a large share of it.
     pub fn select(&self, projects: &[Sym], window: Range<usize>) -> Selected<'_> {
+        if projects.len().saturating_mul(SEARCH_ROWS) >= window.len() {
+            return Selected::Scan(window);
+        }
         let own: Vec<&[u32]> = projects
             .iter()
             .map(|&p| self.within(p, window.clone()))
@@ -337,8 +346,9 @@ pub struct UrlTrigrams {
     filters: Vec<TrigramFilter>,
     /// The project whose entries first used each URL, `SHARED` once another did.
     url_project: Vec<Sym>,
-    /// Each URL's origin (an id of `origins`), `NONE` for a URL without one:
-    /// a pattern that matches an origin matches its URLs without reading them.
+    /// Each URL's origin (an id of `origins`; the empty origin for a URL
+    /// without one), `NONE` until indexed: a pattern that matches an origin
+    /// matches its URLs without reading them.
     url_origin: Vec<Sym>,
     /// Every origin of the table's URLs.
     origins: Interner,
@@ -418,15 +428,16 @@ impl UrlTrigrams {
         if let Some(filter) = self.filters.get_mut(slot(project)) {
             filter.add_url(rest.as_bytes());
         }
-        if !origin.is_empty() {
-            let id = self.origins.intern(origin);
-            if let Some(origins) = self.origins_of.get_mut(slot(project)) {
-                origins.insert(id);
-            }
-            match self.url_origin.get_mut(url as usize) {
-                Some(url_origin) if first_sight => *url_origin = id,
-                _ => {}
-            }
+        // A URL without an origin has the empty one: then a project's origins
+        // account for all its URLs, and a pattern that matches every origin of
+        // a project matches every URL of it.
+        let id = self.origins.intern(origin);
+        if let Some(origins) = self.origins_of.get_mut(slot(project)) {
+            origins.insert(id);
+        }
+        match self.url_origin.get_mut(url as usize) {
+            Some(url_origin) if first_sight => *url_origin = id,
+            _ => {}
         }
     }
 
@@ -435,12 +446,22 @@ impl UrlTrigrams {
         &self.origins
     }
 
-    /// The origin of URL `url` (an id of `origins`), if it has one.
+    /// The origin of URL `url` (an id of `origins`; the empty one for a URL
+    /// without one), if the URL was indexed.
     pub fn origin_of(&self, url: Sym) -> Option<Sym> {
         self.url_origin
             .get(url as usize)
             .copied()
             .filter(|&o| o != NONE)
+    }
+
+    /// Every origin of `project`'s URLs (the empty one standing for URLs
+    /// without one), when it has at most `MAX_ORIGINS`.
+    pub fn origins_of(&self, project: Sym) -> Option<&[Sym]> {
+        self.origins_of
+            .get(slot(project))
+            .filter(|origins| origins.count != OVERFLOWED)
+            .map(ProjectOrigins::ids)
     }
 
     /// `literals` (each of which every match of a pattern contains) checked
