@@ -83,6 +83,9 @@ pub fn write(store: &Store) -> Vec<u8> {
     w.column(url_origin);
     write_interner(&mut w, origins);
     w.column(&origin_words);
+    let (wide_index, wide_words) = edge.url_trigrams.wide_parts();
+    w.column(&wide_index);
+    w.column(&wide_words);
     let functions = &store.functions;
     functions.write_columns(&mut w);
     write_interner(&mut w, &functions.projects);
@@ -191,11 +194,14 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     let url_origin: Vec<Sym> = r.column("url origin ids")?;
     let origins = read_interner(&mut r, "url origins")?;
     let origin_words: Vec<u32> = r.column("project origins")?;
+    let wide_index: Vec<u32> = r.column("wide url filters")?;
+    let wide_words: Vec<u64> = r.column("wide url filters' words")?;
     edge.url_trigrams = UrlTrigrams::from_parts(
         &filter_words,
         [url_project, url_origin],
         origins,
         &origin_words,
+        (&wide_index, &wide_words),
         (edge.projects.len(), edge.urls.len()),
     )
     .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?;

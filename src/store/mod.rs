@@ -554,7 +554,7 @@ impl EdgeTable {
             Self::push_entry(self, entry, first_request, project);
         }
         self.text.compact();
-        self.url_trigrams.index(
+        let touched = self.url_trigrams.index(
             EntryUrls {
                 project: &self.project,
                 requests: &self.requests,
@@ -569,6 +569,13 @@ impl EdgeTable {
             self.entry_columns_mut(),
         );
         self.by_project.update(&self.project, first_new, reordered);
+        let entries = EntryUrls {
+            project: &self.project,
+            requests: &self.requests,
+            request_url: &self.request_url,
+        };
+        self.url_trigrams
+            .widen(entries, &self.by_project, &self.urls, &touched);
     }
 
     pub fn heap_bytes(&self) -> usize {

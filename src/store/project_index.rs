@@ -96,7 +96,11 @@ impl ProjectRows {
 
     /// The rows of `project`, in time order.
     pub fn of(&self, project: Sym) -> &[u32] {
-        self.slots.get(slot(project)).map_or(&[], Vec::as_slice)
+        self.of_slot(slot(project))
+    }
+
+    fn of_slot(&self, slot: usize) -> &[u32] {
+        self.slots.get(slot).map_or(&[], Vec::as_slice)
     }
 
     /// The rows of `project` among the table's rows `range` (a time window found
@@ -228,6 +232,10 @@ impl TrigramFilter {
         new
     }
 
+    fn set_bits(&self) -> usize {
+        self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
     /// Whether every bit of `bits` is set.
     pub fn has_all(&self, bits: &[u32]) -> bool {
         bits.iter().all(|&bit| {
@@ -354,13 +362,87 @@ pub struct UrlTrigrams {
     origins: Interner,
     /// Per project slot, its URLs' origins.
     origins_of: Vec<ProjectOrigins>,
+    /// The wide filters of projects with many trigrams, by ascending slot.
+    wide: Vec<WideFilter>,
+    /// The slots whose wide filter the next batch builds or doubles, and its
+    /// words then (`due_words`), by ascending slot: decided before a batch,
+    /// so that the budget knows the bytes.
+    due: Vec<(u32, u32)>,
 }
 
-fn trigram_bit(t: &[u8]) -> u32 {
+fn trigram_hash(t: &[u8]) -> u32 {
     let packed = t
         .iter()
         .fold(0u32, |word, &byte| word << 8 | u32::from(byte));
-    (packed.wrapping_mul(0x9E37_79B1) >> 19) % FILTER_BITS
+    packed.wrapping_mul(0x9E37_79B1)
+}
+
+fn trigram_bit(t: &[u8]) -> u32 {
+    (trigram_hash(t) >> 19) % FILTER_BITS
+}
+
+/// A second hash of a trigram for `WideFilter`, independent of `trigram_hash`'s
+/// top bits (which `trigram_bit` takes), so that the two filters' false
+/// positives are independent.
+fn wide_hash(t: &[u8]) -> u32 {
+    let packed = t
+        .iter()
+        .fold(0u32, |word, &byte| word << 8 | u32::from(byte));
+    packed
+        .wrapping_mul(0x85EB_CA6B)
+        .rotate_left(13)
+        .wrapping_mul(0xC2B2_AE35)
+}
+
+/// A project's second filter of the trigrams of its URLs' rests, once its
+/// `TrigramFilter` (of a fixed size, shared with the directory of shards) is
+/// a sixteenth full. Where refs look alike, a ref's literal has one telling
+/// trigram (`t-1` of `tenant-1`), so that filter alone passes a project as
+/// often as it has that bit set, and the project's every URL is read. The
+/// wide filter has 16 bits per trigram the project had and an independent
+/// hash. It is built from the project's rows by the batch after the one
+/// that crowded the first filter, and doubled, again from its rows, by the
+/// batch after one that sets an eighth of it.
+struct WideFilter {
+    slot: u32,
+    /// A power of two, at least `FILTER_WORDS`.
+    words: Vec<u64>,
+    /// How many bits are set.
+    set: usize,
+}
+
+impl WideFilter {
+    fn bit(&self, hash: u32) -> (usize, u64) {
+        let bit = (u64::from(hash) * (self.words.len() as u64 * 64)) >> 32;
+        ((bit / 64) as usize, 1 << (bit % 64))
+    }
+
+    fn new(slot: u32, words: Vec<u64>) -> WideFilter {
+        let set = words.iter().map(|w| w.count_ones() as usize).sum();
+        WideFilter { slot, words, set }
+    }
+
+    fn add_url(&mut self, rest: &[u8]) {
+        for t in rest.windows(3) {
+            let (word, mask) = self.bit(wide_hash(t));
+            if let Some(w) = self.words.get_mut(word) {
+                self.set += usize::from(*w & mask == 0);
+                *w |= mask;
+            }
+        }
+    }
+
+    /// Whether a URL's rest may contain `literal` (every trigram's bit is set).
+    fn may_contain(&self, literal: &[u8]) -> bool {
+        literal.windows(3).all(|t| {
+            let (word, mask) = self.bit(wide_hash(t));
+            self.words.get(word).is_some_and(|w| w & mask != 0)
+        })
+    }
+
+    fn is_crowded(&self) -> bool {
+        self.set * 8 > self.words.len() * 64
+    }
 }
 
 /// What a project slot costs: its filter and its origins.
@@ -385,29 +467,133 @@ impl UrlTrigrams {
             self.url_project.capacity(),
             new_urls,
         ) - self.url_project.capacity();
-        filters * SLOT_BYTES + urls * 8 + self.origins.growth_for(new_urls, url_bytes)
+        let new_wide = self.new_wide_filters(&self.due);
+        let wide_list =
+            grown(self.wide.len(), self.wide.capacity(), new_wide) - self.wide.capacity();
+        let wide_words: usize = self.due.iter().map(|&(_, words)| words as usize).sum();
+        filters * SLOT_BYTES
+            + urls * 8
+            + self.origins.growth_for(new_urls, url_bytes)
+            + wide_list * std::mem::size_of::<WideFilter>()
+            + wide_words * 8
+            + (projects + 1 + new_projects) * 8
     }
 
     /// Indexes the URLs of entries `rows`, in a table of `projects` projects
-    /// and `urls` URLs.
+    /// and `urls` URLs; returns the slots of their projects (for `widen`).
     pub(crate) fn index(
         &mut self,
         entries: EntryUrls<'_>,
         rows: Range<usize>,
         urls: &Interner,
         projects: usize,
-    ) {
+    ) -> Vec<u32> {
         // Every slot exists (slot 0 and one per project), so growth is one step per batch.
         let slots = projects + 1;
         grow_to(&mut self.filters, slots, TrigramFilter::default);
         grow_to(&mut self.origins_of, slots, ProjectOrigins::default);
         grow_to(&mut self.url_project, urls.len(), || UNSEEN);
         grow_to(&mut self.url_origin, urls.len(), || NONE);
+        let mut touched = vec![false; slots];
         for (project, request_urls) in rows.map(|row| entries.get(row)) {
+            if let Some(mark) = touched.get_mut(slot(project)) {
+                *mark = true;
+            }
             for &url in request_urls {
                 self.add(project, url, urls);
             }
         }
+        (0..slots as u32)
+            .filter(|&s| touched.get(s as usize) == Some(&true))
+            .collect()
+    }
+
+    fn wide_of(&self, slot: usize) -> Option<&WideFilter> {
+        let at = self
+            .wide
+            .binary_search_by_key(&slot, |w| w.slot as usize)
+            .ok()?;
+        self.wide.get(at)
+    }
+
+    fn wide_mut(&mut self, slot: usize) -> Option<&mut WideFilter> {
+        let at = self
+            .wide
+            .binary_search_by_key(&slot, |w| w.slot as usize)
+            .ok()?;
+        self.wide.get_mut(at)
+    }
+
+    /// The words of the wide filter the next batch builds for `slot`, if it
+    /// builds one: twice a crowded one's, or 16 bits per set bit of a
+    /// sixteenth full `TrigramFilter`.
+    fn due_words(&self, slot: usize) -> Option<usize> {
+        match self.wide_of(slot) {
+            Some(wide) => wide.is_crowded().then_some(wide.words.len() * 2),
+            None => {
+                let set = self.filters.get(slot).map_or(0, TrigramFilter::set_bits);
+                (set * 16 > FILTER_BITS as usize)
+                    .then(|| (set * 16 / 64).next_power_of_two().max(FILTER_WORDS))
+            }
+        }
+    }
+
+    /// Builds or doubles the wide filters that were due before this batch,
+    /// each from its project's rows (`rows`, of the whole table, whose URLs
+    /// `entries` gives), then finds which are due after it among those and
+    /// the slots the batch `touched`.
+    pub(crate) fn widen(
+        &mut self,
+        entries: EntryUrls<'_>,
+        rows: &ProjectRows,
+        urls: &Interner,
+        touched: &[u32],
+    ) {
+        let due = std::mem::take(&mut self.due);
+        let new_filters = self.new_wide_filters(&due);
+        grow(&mut self.wide, new_filters);
+        let mut seen: Vec<u64> = Vec::new();
+        for &(due_slot, words) in &due {
+            let mut wide = WideFilter::new(due_slot, vec![0; words as usize]);
+            seen.clear();
+            seen.resize(urls.len().div_ceil(64), 0);
+            for &row in rows.of_slot(due_slot as usize) {
+                for &url in entries.get(row as usize).1 {
+                    let (word, mask) = ((url / 64) as usize, 1u64 << (url % 64));
+                    match seen.get_mut(word) {
+                        Some(w) if *w & mask == 0 => *w |= mask,
+                        _ => continue,
+                    }
+                    let text = urls.get(url);
+                    wide.add_url(text.as_bytes().get(origin_end(text)..).unwrap_or(&[]));
+                }
+            }
+            match self.wide.binary_search_by_key(&due_slot, |w| w.slot) {
+                Ok(at) => {
+                    if let Some(old) = self.wide.get_mut(at) {
+                        *old = wide;
+                    }
+                }
+                Err(at) => self.wide.insert(at, wide),
+            }
+        }
+        let mut next: Vec<(u32, u32)> = touched
+            .iter()
+            .copied()
+            .chain(due.iter().map(|&(s, _)| s))
+            .filter_map(|s| Some((s, self.due_words(s as usize)? as u32)))
+            .collect();
+        next.sort_unstable();
+        next.dedup();
+        next.shrink_to_fit();
+        self.due = next;
+    }
+
+    /// How many of the `due` slots have no wide filter yet.
+    fn new_wide_filters(&self, due: &[(u32, u32)]) -> usize {
+        due.iter()
+            .filter(|&&(s, _)| self.wide_of(s as usize).is_none())
+            .count()
     }
 
     fn add(&mut self, project: Sym, url: Sym, urls: &Interner) {
@@ -427,6 +613,9 @@ impl UrlTrigrams {
         let (origin, rest) = text.split_at(origin_end(text));
         if let Some(filter) = self.filters.get_mut(slot(project)) {
             filter.add_url(rest.as_bytes());
+        }
+        if let Some(wide) = self.wide_mut(slot(project)) {
+            wide.add_url(rest.as_bytes());
         }
         // A URL without an origin has the empty one: then a project's origins
         // account for all its URLs, and a pattern that matches every origin of
@@ -513,6 +702,29 @@ impl UrlTrigrams {
             + self.url_origin.capacity() * 4
             + self.origins.heap_bytes()
             + self.origins_of.capacity() * std::mem::size_of::<ProjectOrigins>()
+            + self.wide.capacity() * std::mem::size_of::<WideFilter>()
+            + self
+                .wide
+                .iter()
+                .map(|w| w.words.capacity() * 8)
+                .sum::<usize>()
+            + self.due.capacity() * 8
+    }
+
+    /// The wide filters as a snapshot stores them: each one's slot and word
+    /// count, then all their words.
+    pub(crate) fn wide_parts(&self) -> (Vec<u32>, Vec<u64>) {
+        let index = self
+            .wide
+            .iter()
+            .flat_map(|w| [w.slot, w.words.len() as u32])
+            .collect();
+        let words = self
+            .wide
+            .iter()
+            .flat_map(|w| w.words.iter().copied())
+            .collect();
+        (index, words)
     }
 
     /// What a snapshot stores, so that restoring does not hash every URL again:
@@ -541,6 +753,7 @@ impl UrlTrigrams {
         [url_project, url_origin]: [Vec<Sym>; 2],
         origins: Interner,
         origin_words: &[u32],
+        (wide_index, wide_words): (&[u32], &[u64]),
         (projects, urls): (usize, usize),
     ) -> Option<UrlTrigrams> {
         let filters: Vec<TrigramFilter> = words
@@ -575,13 +788,40 @@ impl UrlTrigrams {
             && url_origin
                 .iter()
                 .all(|&o| o == NONE || (o as usize) < origins.len()))
-        .then_some(UrlTrigrams {
+        .then_some(())?;
+        let mut wide = Vec::with_capacity(wide_index.len() / 2);
+        let mut rest = wide_words;
+        for pair in wide_index.chunks(2) {
+            let &[slot, len] = pair else { return None };
+            let len = len as usize;
+            let after_last = wide.last().is_none_or(|w: &WideFilter| w.slot < slot);
+            if !(after_last
+                && (slot as usize) < filters.len()
+                && len >= FILTER_WORDS
+                && len.is_power_of_two())
+            {
+                return None;
+            }
+            let (words, others) = rest.split_at_checked(len)?;
+            wide.push(WideFilter::new(slot, words.to_vec()));
+            rest = others;
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        let mut index = UrlTrigrams {
             filters,
             url_project,
             url_origin,
             origins,
             origins_of,
-        })
+            wide,
+            due: Vec::new(),
+        };
+        index.due = (0..index.filters.len() as u32)
+            .filter_map(|s| Some((s, index.due_words(s as usize)? as u32)))
+            .collect();
+        Some(index)
     }
 }
 
@@ -635,8 +875,14 @@ impl RequiredLiterals<'_> {
         ) else {
             return false;
         };
+        let wide = index.wide_of(slot(project));
+        // Whether the rest of one of the project's URLs may hold `literal`
+        // (`bits`: its trigrams' bits in the filter).
+        let rest_may_hold = |literal: &[u8], bits: &[u32]| {
+            filter.has_all(bits) && wide.is_none_or(|wide| wide.may_contain(literal))
+        };
         self.checks.iter().all(|check| {
-            if origins.count == OVERFLOWED || filter.has_all(&check.bits) {
+            if origins.count == OVERFLOWED || rest_may_hold(&check.literal, &check.bits) {
                 return true;
             }
             origins
@@ -648,7 +894,7 @@ impl RequiredLiterals<'_> {
                         let origin = index.origins.get(id).as_bytes();
                         spans_from(origin, &check.literal).any(|k| {
                             let rest = check.literal.get(k..).unwrap_or(&[]);
-                            filter.has_all(&UrlTrigrams::required_bits(&[rest.to_vec()]))
+                            rest_may_hold(rest, &UrlTrigrams::required_bits(&[rest.to_vec()]))
                         })
                     }
                     _ => false,
