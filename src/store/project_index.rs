@@ -875,29 +875,34 @@ impl RequiredLiterals<'_> {
         ) else {
             return false;
         };
-        let wide = index.wide_of(slot(project));
         // Whether the rest of one of the project's URLs may hold `literal`
-        // (`bits`: its trigrams' bits in the filter).
+        // (`bits`: its trigrams' bits in the filter); the wide filter, if
+        // any, is looked up only when the first one passes.
         let rest_may_hold = |literal: &[u8], bits: &[u32]| {
-            filter.has_all(bits) && wide.is_none_or(|wide| wide.may_contain(literal))
+            filter.has_all(bits)
+                && index
+                    .wide_of(slot(project))
+                    .is_none_or(|wide| wide.may_contain(literal))
         };
         self.checks.iter().all(|check| {
-            if origins.count == OVERFLOWED || rest_may_hold(&check.literal, &check.bits) {
+            if origins.count == OVERFLOWED {
                 return true;
             }
+            let by_origin = |id: Sym| check.by_origin.get(id as usize).copied();
+            // Exact and cheapest first: the literal inside one of its origins.
             origins
                 .ids()
                 .iter()
-                .any(|&id| match check.by_origin.get(id as usize) {
-                    Some(&IN_ORIGIN) => true,
-                    Some(&SPANS) => {
+                .any(|&id| by_origin(id) == Some(IN_ORIGIN))
+                || rest_may_hold(&check.literal, &check.bits)
+                || origins.ids().iter().any(|&id| {
+                    by_origin(id) == Some(SPANS) && {
                         let origin = index.origins.get(id).as_bytes();
                         spans_from(origin, &check.literal).any(|k| {
                             let rest = check.literal.get(k..).unwrap_or(&[]);
                             rest_may_hold(rest, &UrlTrigrams::required_bits(&[rest.to_vec()]))
                         })
                     }
-                    _ => false,
                 })
         })
     }
