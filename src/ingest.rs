@@ -624,21 +624,68 @@ pub mod area {
     pub const AUTH: u8 = 4;
     pub const REALTIME: u8 = 8;
 
+    const NAMES: [(&[u8], u8); 4] = [
+        (b"rest", REST),
+        (b"storage", STORAGE),
+        (b"auth", AUTH),
+        (b"realtime", REALTIME),
+    ];
+
+    /// The areas whose `/name` the path contains anywhere (as the
+    /// reference's `LIKE '%/rest%'` and so on), in one pass over its slashes.
     pub fn of_path(path: &str) -> u8 {
+        let bytes = path.as_bytes();
         let mut bits = 0;
-        if path.contains("/rest") {
-            bits |= REST;
-        }
-        if path.contains("/storage") {
-            bits |= STORAGE;
-        }
-        if path.contains("/auth") {
-            bits |= AUTH;
-        }
-        if path.contains("/realtime") {
-            bits |= REALTIME;
+        for slash in memchr::memchr_iter(b'/', bytes) {
+            let after = bytes.get(slash + 1..).unwrap_or(&[]);
+            for (name, bit) in NAMES {
+                if after.starts_with(name) {
+                    bits |= bit;
+                }
+            }
         }
         bits
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_path_has_the_areas_whose_names_it_contains_after_a_slash() {
+            let contains = |path: &str| {
+                NAMES
+                    .iter()
+                    .filter(|(name, _)| {
+                        path.contains(&format!("/{}", std::str::from_utf8(name).unwrap()))
+                    })
+                    .fold(0, |bits, (_, bit)| bits | bit)
+            };
+            for path in [
+                "",
+                "/",
+                "/rest",
+                "/rest/v1/todos",
+                "/storage/v1/object",
+                "/auth/v1/token",
+                "/realtime/v1/websocket",
+                "/graphql/v1",
+                "rest/v1",
+                "/x/restore/authz",
+                "//rest//auth",
+                "/functions/v1/storage-sync",
+                "/a/b/c/realtime",
+                "/résté/rest",
+                "/rest/storage/auth/realtime",
+                "/res",
+                "/stor",
+                "/auth",
+            ] {
+                assert_eq!(of_path(path), contains(path), "{path}");
+            }
+            assert_eq!(of_path("/rest/v1/t"), REST);
+            assert_eq!(of_path("/x/restore/authz"), REST | AUTH);
+        }
     }
 }
 
