@@ -451,7 +451,8 @@ const SLOT_BYTES: usize = FILTER_WORDS * 8 + std::mem::size_of::<ProjectOrigins>
 impl UrlTrigrams {
     /// Upper bound of the bytes added by `new_urls` URLs (of `url_bytes` in
     /// all, which bound their origins too) and `new_projects` projects to a
-    /// table of `projects` projects.
+    /// table of `projects` projects; with the wide filters already due (their
+    /// sizes are known) and the list of those due after (8 bytes a slot).
     pub(crate) fn growth_for(
         &self,
         new_urls: usize,
@@ -476,7 +477,7 @@ impl UrlTrigrams {
             + self.origins.growth_for(new_urls, url_bytes)
             + wide_list * std::mem::size_of::<WideFilter>()
             + wide_words * 8
-            + (projects + 1 + new_projects) * 8
+            + (projects + 1 + new_projects).saturating_sub(self.due.capacity()) * 8
     }
 
     /// Indexes the URLs of entries `rows`, in a table of `projects` projects
