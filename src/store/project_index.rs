@@ -2,10 +2,11 @@
 //! arrive, so that a query for one project costs what that project holds:
 //! - `ProjectRows`: each project's row numbers in time order (logs.all walks
 //!   back from its window's end; invocation-stats reads only its rows);
-//! - `UrlTrigrams`: per project, its request URLs' origins (exactly) and a
-//!   one-hash Bloom filter of the byte trigrams of the rest, so that
-//!   usage.api-counts skips every project whose URLs cannot contain the
-//!   literals its pattern requires.
+//! - `UrlTrigrams`: per project, its request URLs' origins (exactly; a URL
+//!   without one has the empty origin) and a one-hash Bloom filter of the
+//!   byte trigrams of the rest, with a second, wide one for a project with
+//!   many trigrams, so that usage.api-counts skips every project whose URLs
+//!   cannot contain the literals its pattern requires.
 //!
 //! A snapshot stores the URL index (rebuilding it would hash every URL)
 //! and rebuilds the project rows from the project column. Memory is predicted
@@ -114,7 +115,8 @@ impl ProjectRows {
 
     /// What a query for `projects` reads of the rows in `window` (a time
     /// window found by binary search on the table): their own rows, or the
-    /// whole window when they hold a large share of it.
+    /// whole window when they hold a large share of it or are many for its
+    /// length (`SEARCH_ROWS`).
     pub fn select(&self, projects: &[Sym], window: Range<usize>) -> Selected<'_> {
         if projects.len().saturating_mul(SEARCH_ROWS) >= window.len() {
             return Selected::Scan(window);
@@ -290,7 +292,8 @@ const SHARED: Sym = NONE - 1;
 const UNSEEN: Sym = NONE - 2;
 
 /// Most origins kept per project: one with more passes every origin check
-/// (a project normally has its own host and maybe a few custom domains).
+/// (a project normally has its own host and maybe a few custom domains; the
+/// empty origin of URLs without one counts as one).
 const MAX_ORIGINS: usize = 15;
 
 /// The distinct origins a project's URLs have, exactly, up to `MAX_ORIGINS`.
@@ -370,11 +373,14 @@ pub struct UrlTrigrams {
     due: Vec<(u32, u32)>,
 }
 
+/// A trigram's bytes as one word (the input of both hashes).
+fn packed(t: &[u8]) -> u32 {
+    t.iter()
+        .fold(0u32, |word, &byte| word << 8 | u32::from(byte))
+}
+
 fn trigram_hash(t: &[u8]) -> u32 {
-    let packed = t
-        .iter()
-        .fold(0u32, |word, &byte| word << 8 | u32::from(byte));
-    packed.wrapping_mul(0x9E37_79B1)
+    packed(t).wrapping_mul(0x9E37_79B1)
 }
 
 fn trigram_bit(t: &[u8]) -> u32 {
@@ -385,10 +391,7 @@ fn trigram_bit(t: &[u8]) -> u32 {
 /// top bits (which `trigram_bit` takes), so that the two filters' false
 /// positives are independent.
 fn wide_hash(t: &[u8]) -> u32 {
-    let packed = t
-        .iter()
-        .fold(0u32, |word, &byte| word << 8 | u32::from(byte));
-    packed
+    packed(t)
         .wrapping_mul(0x85EB_CA6B)
         .rotate_left(13)
         .wrapping_mul(0xC2B2_AE35)
@@ -509,19 +512,17 @@ impl UrlTrigrams {
             .collect()
     }
 
+    /// Where `slot`'s wide filter is in `wide`, or where it would go.
+    fn wide_at(&self, slot: usize) -> Result<usize, usize> {
+        self.wide.binary_search_by_key(&slot, |w| w.slot as usize)
+    }
+
     fn wide_of(&self, slot: usize) -> Option<&WideFilter> {
-        let at = self
-            .wide
-            .binary_search_by_key(&slot, |w| w.slot as usize)
-            .ok()?;
-        self.wide.get(at)
+        self.wide.get(self.wide_at(slot).ok()?)
     }
 
     fn wide_mut(&mut self, slot: usize) -> Option<&mut WideFilter> {
-        let at = self
-            .wide
-            .binary_search_by_key(&slot, |w| w.slot as usize)
-            .ok()?;
+        let at = self.wide_at(slot).ok()?;
         self.wide.get_mut(at)
     }
 
@@ -569,7 +570,7 @@ impl UrlTrigrams {
                     wide.add_url(text.as_bytes().get(origin_end(text)..).unwrap_or(&[]));
                 }
             }
-            match self.wide.binary_search_by_key(&due_slot, |w| w.slot) {
+            match self.wide_at(due_slot as usize) {
                 Ok(at) => {
                     if let Some(old) = self.wide.get_mut(at) {
                         *old = wide;
