@@ -655,12 +655,24 @@ impl LogEndpoints {
     }
 
     /// Appends edge entries whole, or, past the budget, none (503 `store_full`).
+    /// The wide URL filters due (see `UrlTrigrams`) give way to the entries:
+    /// a batch that fits only without them leaves them unbuilt.
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
         let text_after = self.store.edge.text_after(staged);
-        self.check_budget(Budget::Store, |store, names| {
+        let after = |store: &Store, names| {
             store.heap_bytes() - store.edge.heap_bytes()
                 + store.edge.heap_bytes_after(staged, names, text_after)
-        })?;
+        };
+        let optional = self.store.edge.url_trigrams.due_bytes();
+        match self.check_budget(Budget::Store, after) {
+            Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if optional > 0 => {
+                self.check_budget(Budget::Store, |store, names| {
+                    after(store, names).saturating_sub(optional)
+                })?;
+                self.store.edge.url_trigrams.postpone_wide_filters();
+            }
+            checked => checked?,
+        }
         if !self.store.edge.fits(staged, text_after) {
             return Err(Error::BatchTooLarge {
                 reason: "the edge log store cannot address more text (4 GiB)".into(),

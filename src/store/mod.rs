@@ -820,6 +820,83 @@ pub fn upper_bound(timestamps: &[Micros], at: Micros) -> usize {
 mod tests {
     use super::*;
 
+    /// One busy project's batches of distinct paths: its URL filter crowds,
+    /// so the next batch builds a wide filter, which doubles as it fills; a
+    /// due one costs exactly `due_bytes` and can be postponed.
+    #[test]
+    fn a_crowded_url_filter_gets_a_wide_filter_that_doubles() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let batches: Vec<Vec<String>> = (0..8)
+            .map(|_| {
+                (0..300)
+                    .map(|_| {
+                        let word: String = (0..12)
+                            .map(|_| char::from(b'a' + (next() % 26) as u8))
+                            .collect();
+                        format!("https://busy.supabase.co/storage/v1/object/{word}")
+                    })
+                    .collect()
+            })
+            .collect();
+        fn staged(urls: &[String], batch: usize) -> Vec<StagedEdge<'_>> {
+            urls.iter()
+                .enumerate()
+                .map(|(i, url)| StagedEdge {
+                    timestamp: (batch * 1000 + i) as Micros,
+                    id: format!("{batch}-{i}").into(),
+                    event_message: None,
+                    project: Some("busy".into()),
+                    metadata: None,
+                    requests: vec![StagedRequest {
+                        url: Some(url.as_str().into()),
+                        areas: 0,
+                    }],
+                })
+                .collect()
+        }
+        let mut table = EdgeTable::default();
+        let mut words = Vec::new();
+        let mut postponed = false;
+        for (n, urls) in batches.iter().enumerate() {
+            let batch = staged(urls, n);
+            let due = table.url_trigrams.due_bytes();
+            if due > 0 && n == 4 && !postponed {
+                let text_after = table.text_after(&batch);
+                let with_due = table.heap_bytes_after(&batch, NameCount::Exact, text_after);
+                table.url_trigrams.postpone_wide_filters();
+                let without = table.heap_bytes_after(&batch, NameCount::Exact, text_after);
+                assert_eq!(with_due - without, due);
+                postponed = true;
+            }
+            let before = table
+                .url_trigrams
+                .wide_words(table.projects.lookup("busy").unwrap_or(NONE));
+            table.append(&batch);
+            let busy = table.projects.lookup("busy").unwrap();
+            let after = table.url_trigrams.wide_words(busy);
+            if postponed && n == 4 {
+                assert_eq!(after, before, "a postponed filter is not built");
+            }
+            words.push(after);
+        }
+        assert_eq!(
+            words[0], None,
+            "built by the batch after the one that crowds"
+        );
+        assert_eq!(words[1], Some(1024));
+        assert!(postponed, "a filter was due before batch 4: {words:?}");
+        assert!(
+            words.contains(&Some(2048)) && words.last() >= Some(&Some(2048)),
+            "doubled as it fills: {words:?}"
+        );
+    }
+
     #[test]
     fn strings_whose_hashes_collide_keep_their_own_ids() {
         let texts: Vec<String> = (0..100).map(|i| format!("url-{i}")).collect();

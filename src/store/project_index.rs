@@ -367,11 +367,22 @@ pub struct UrlTrigrams {
     origins_of: Vec<ProjectOrigins>,
     /// The wide filters of projects with many trigrams, by ascending slot.
     wide: Vec<WideFilter>,
-    /// The slots whose wide filter the next batch builds or doubles, and its
-    /// words then (`due_words`), by ascending slot: decided before a batch,
-    /// so that the budget knows the bytes.
-    due: Vec<(u32, u32)>,
+    /// The wide filters the next batch builds or doubles, by ascending slot:
+    /// decided before a batch, so that the budget knows their bytes.
+    due: Vec<DueFilter>,
 }
+
+/// A wide filter the next batch builds (or doubles): its slot and its words.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct DueFilter {
+    slot: u32,
+    words: u32,
+}
+
+/// The most words a wide filter has (16 MiB; a project with that many
+/// trigrams is far past any object's budget): it is not doubled past it, and
+/// a snapshot holding a larger one is refused.
+const MAX_WIDE_WORDS: usize = 1 << 21;
 
 /// A trigram's bytes as one word (the input of both hashes).
 fn packed(t: &[u8]) -> u32 {
@@ -408,7 +419,7 @@ fn wide_hash(t: &[u8]) -> u32 {
 /// batch after one that sets an eighth of it.
 struct WideFilter {
     slot: u32,
-    /// A power of two, at least `FILTER_WORDS`.
+    /// A power of two from `FILTER_WORDS` to `MAX_WIDE_WORDS`.
     words: Vec<u64>,
     /// How many bits are set.
     set: usize,
@@ -454,8 +465,8 @@ const SLOT_BYTES: usize = FILTER_WORDS * 8 + std::mem::size_of::<ProjectOrigins>
 impl UrlTrigrams {
     /// Upper bound of the bytes added by `new_urls` URLs (of `url_bytes` in
     /// all, which bound their origins too) and `new_projects` projects to a
-    /// table of `projects` projects; with the wide filters already due (their
-    /// sizes are known) and the list of those due after (8 bytes a slot).
+    /// table of `projects` projects; with the wide filters already due
+    /// (`due_bytes`) and the list of those due after (8 bytes a slot).
     pub(crate) fn growth_for(
         &self,
         new_urls: usize,
@@ -471,16 +482,28 @@ impl UrlTrigrams {
             self.url_project.capacity(),
             new_urls,
         ) - self.url_project.capacity();
-        let new_wide = self.new_wide_filters(&self.due);
-        let wide_list =
-            grown(self.wide.len(), self.wide.capacity(), new_wide) - self.wide.capacity();
-        let wide_words: usize = self.due.iter().map(|&(_, words)| words as usize).sum();
         filters * SLOT_BYTES
             + urls * 8
             + self.origins.growth_for(new_urls, url_bytes)
-            + wide_list * std::mem::size_of::<WideFilter>()
-            + wide_words * 8
-            + (projects + 1 + new_projects).saturating_sub(self.due.capacity()) * 8
+            + self.due_bytes()
+            + (projects + 1 + new_projects).saturating_sub(self.due.capacity())
+                * std::mem::size_of::<DueFilter>()
+    }
+
+    /// The bytes the due wide filters add when the next batch builds them.
+    pub(crate) fn due_bytes(&self) -> usize {
+        let new_wide = self.new_wide_filters(&self.due);
+        let wide_list =
+            grown(self.wide.len(), self.wide.capacity(), new_wide) - self.wide.capacity();
+        let wide_words: usize = self.due.iter().map(|due| due.words as usize).sum();
+        wide_list * std::mem::size_of::<WideFilter>() + wide_words * 8
+    }
+
+    /// Leaves the due wide filters unbuilt (they only speed up pattern
+    /// counts): for a batch that fits the budget only without them. Each is
+    /// due again once a batch holds its project.
+    pub(crate) fn postpone_wide_filters(&mut self) {
+        self.due.clear();
     }
 
     /// Indexes the URLs of entries `rows`, in a table of `projects` projects
@@ -526,18 +549,26 @@ impl UrlTrigrams {
         self.wide.get_mut(at)
     }
 
-    /// The words of the wide filter the next batch builds for `slot`, if it
-    /// builds one: twice a crowded one's, or 16 bits per set bit of a
-    /// sixteenth full `TrigramFilter`.
-    fn due_words(&self, slot: usize) -> Option<usize> {
-        match self.wide_of(slot) {
-            Some(wide) => wide.is_crowded().then_some(wide.words.len() * 2),
+    /// The wide filter the next batch builds for `slot`, if it builds one:
+    /// twice a crowded one's words (up to `MAX_WIDE_WORDS`), or 16 bits per
+    /// set bit of a sixteenth full `TrigramFilter`.
+    fn due_filter(&self, slot: u32) -> Option<DueFilter> {
+        let words = match self.wide_of(slot as usize) {
+            Some(wide) => (wide.is_crowded() && wide.words.len() < MAX_WIDE_WORDS)
+                .then_some(wide.words.len() * 2)?,
             None => {
-                let set = self.filters.get(slot).map_or(0, TrigramFilter::set_bits);
+                let set = self
+                    .filters
+                    .get(slot as usize)
+                    .map_or(0, TrigramFilter::set_bits);
                 (set * 16 > FILTER_BITS as usize)
-                    .then(|| (set * 16 / 64).next_power_of_two().max(FILTER_WORDS))
+                    .then(|| (set * 16 / 64).next_power_of_two().max(FILTER_WORDS))?
             }
-        }
+        };
+        Some(DueFilter {
+            slot,
+            words: u32::try_from(words).ok()?,
+        })
     }
 
     /// Builds or doubles the wide filters that were due before this batch,
@@ -555,7 +586,11 @@ impl UrlTrigrams {
         let new_filters = self.new_wide_filters(&due);
         grow(&mut self.wide, new_filters);
         let mut seen: Vec<u64> = Vec::new();
-        for &(due_slot, words) in &due {
+        for &DueFilter {
+            slot: due_slot,
+            words,
+        } in &due
+        {
             let mut wide = WideFilter::new(due_slot, vec![0; words as usize]);
             seen.clear();
             seen.resize(urls.len().div_ceil(64), 0);
@@ -579,11 +614,11 @@ impl UrlTrigrams {
                 Err(at) => self.wide.insert(at, wide),
             }
         }
-        let mut next: Vec<(u32, u32)> = touched
+        let mut next: Vec<DueFilter> = touched
             .iter()
             .copied()
-            .chain(due.iter().map(|&(s, _)| s))
-            .filter_map(|s| Some((s, self.due_words(s as usize)? as u32)))
+            .chain(due.iter().map(|due| due.slot))
+            .filter_map(|s| self.due_filter(s))
             .collect();
         next.sort_unstable();
         next.dedup();
@@ -591,10 +626,16 @@ impl UrlTrigrams {
         self.due = next;
     }
 
+    /// The words of `project`'s wide filter, if it has one.
+    #[cfg(test)]
+    pub(crate) fn wide_words(&self, project: Sym) -> Option<usize> {
+        self.wide_of(slot(project)).map(|wide| wide.words.len())
+    }
+
     /// How many of the `due` slots have no wide filter yet.
-    fn new_wide_filters(&self, due: &[(u32, u32)]) -> usize {
+    fn new_wide_filters(&self, due: &[DueFilter]) -> usize {
         due.iter()
-            .filter(|&&(s, _)| self.wide_of(s as usize).is_none())
+            .filter(|due| self.wide_of(due.slot as usize).is_none())
             .count()
     }
 
@@ -710,7 +751,7 @@ impl UrlTrigrams {
                 .iter()
                 .map(|w| w.words.capacity() * 8)
                 .sum::<usize>()
-            + self.due.capacity() * 8
+            + self.due.capacity() * std::mem::size_of::<DueFilter>()
     }
 
     /// The wide filters as a snapshot stores them: each one's slot and word
@@ -799,7 +840,7 @@ impl UrlTrigrams {
             let after_last = wide.last().is_none_or(|w: &WideFilter| w.slot < slot);
             if !(after_last
                 && (slot as usize) < filters.len()
-                && len >= FILTER_WORDS
+                && (FILTER_WORDS..=MAX_WIDE_WORDS).contains(&len)
                 && len.is_power_of_two())
             {
                 return None;
@@ -821,7 +862,7 @@ impl UrlTrigrams {
             due: Vec::new(),
         };
         index.due = (0..index.filters.len() as u32)
-            .filter_map(|s| Some((s, index.due_words(s as usize)? as u32)))
+            .filter_map(|s| index.due_filter(s))
             .collect();
         Some(index)
     }

@@ -338,3 +338,80 @@ fn wide_filters_of_busy_projects_never_drop_a_count() {
         );
     }
 }
+
+/// A pattern that matches every origin of a project counts its requests
+/// without reading its URLs. URLs without an origin have the empty one, so a
+/// pattern must match the empty text to count them that way; a project with
+/// more origins than the index keeps per project (15) is read URL by URL.
+/// Either way the counts are those of reading every URL.
+#[test]
+fn patterns_that_match_every_origin_count_as_reading_every_url() {
+    let mut svc = service();
+    let urls_of = |project: &str| -> Vec<String> {
+        match project {
+            // Three origins, and URLs without one.
+            "tenant-1" => (0..30)
+                .map(|i| match i % 4 {
+                    0 => format!("https://tenant-1.supabase.co/rest/v1/t{i}"),
+                    1 => format!("https://api.tenant-1.io/rest/v1/t{i}"),
+                    2 => format!("http://tenant-1.local:8000/rest/v1/t{i}"),
+                    _ => format!("/rest/v1/t{i}"),
+                })
+                .collect(),
+            // Twenty origins: more than the index keeps.
+            "tenant-2" => (0..40)
+                .map(|i| format!("https://h{}.tenant-2.co/rest/v1/t{i}", i % 20))
+                .collect(),
+            // Only URLs without an origin.
+            _ => (0..10).map(|i| format!("/rest/v1/t{i}?x=co")).collect(),
+        }
+    };
+    let mut all = Vec::new();
+    for project in ["tenant-1", "tenant-2", "tenant-3"] {
+        for (i, url) in urls_of(project).into_iter().enumerate() {
+            let mut entry = edge(
+                &format!("{project}-{i}"),
+                NOW - (all.len() as i64) * SEC,
+                project,
+                "/rest/v1/t",
+            );
+            entry["metadata"][0]["request"][0]["url"] = json!(url);
+            all.push((entry, url));
+        }
+    }
+    let entries: Vec<Value> = all.iter().map(|(e, _)| e.clone()).collect();
+    ingest(&mut svc, EDGE, &entries);
+    for pattern in [
+        "^https://",
+        "https",
+        "tenant-2",
+        r"^https://h(?:[0-9]|1[0-4])\.",
+        "co",
+        "^",
+        "(?:)",
+        "x*",
+        "^/rest",
+        "v1",
+        "[a-z]",
+        "t1",
+    ] {
+        let mut count = |p: &str| {
+            rows(
+                &mut svc,
+                "usage.api-counts",
+                &[("project", p), ("interval", "daily")],
+            )
+        };
+        let counted = count(pattern);
+        // An assertion past the match: origins no longer decide, every URL is read.
+        assert_eq!(
+            counted,
+            count(&format!(r"(?:{pattern})(?:\z|)")),
+            "{pattern}"
+        );
+        let regex = regex::Regex::new(pattern).unwrap();
+        let matching = all.iter().filter(|(_, url)| regex.is_match(url)).count();
+        let rest: i64 = counted.iter().map(|r| counts(r)[0]).sum();
+        assert_eq!(rest, matching as i64, "{pattern}");
+    }
+}
