@@ -55,6 +55,8 @@ export declare class LogEndpoints {
   snapshot(): Uint8Array;
   /** A service holding a snapshot's store; throws 400 `invalid_snapshot` for anything else. */
   static fromSnapshot(bytes: Uint8Array, options?: LogEndpointsOptions): LogEndpoints;
+  /** As `fromSnapshot`, for a snapshot kept in pieces (`bytes` in all), copied once without joining them first. */
+  static fromSnapshotParts(parts: Iterable<Uint8Array>, bytes: number, options?: LogEndpointsOptions): LogEndpoints;
   free(): void;
 }
 

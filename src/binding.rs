@@ -422,6 +422,47 @@ impl JsLogEndpoints {
         })
     }
 
+    /// `LogEndpoints.fromSnapshotParts(parts, bytes, options)`: as
+    /// `fromSnapshot`, for a snapshot kept in pieces (an iterable of
+    /// `Uint8Array`s, `bytes` in all), each copied once into the engine's
+    /// memory: a host reading a large snapshot from storage in parts does not
+    /// join them first (a copy and a fresh allocation of the whole, on the
+    /// cold start's path). Throws 400 `invalid_snapshot` when the parts do not
+    /// hold exactly `bytes`.
+    #[wasm_bindgen(js_name = fromSnapshotParts)]
+    pub fn from_snapshot_parts(
+        parts: JsValue,
+        bytes: usize,
+        options: JsValue,
+    ) -> Result<JsLogEndpoints, JsValue> {
+        let invalid = |reason: String| Error::InvalidSnapshot { reason };
+        let mut snapshot = Vec::new();
+        snapshot
+            .try_reserve_exact(bytes)
+            .map_err(|_| invalid(format!("{bytes} bytes do not fit in memory")))?;
+        let parts = js_sys::try_iter(&parts)
+            .ok()
+            .flatten()
+            .ok_or_else(|| invalid("its parts are not an iterable of Uint8Arrays".into()))?;
+        for part in parts {
+            let part: Uint8Array = part?
+                .dyn_into()
+                .map_err(|_| invalid("a part is not a Uint8Array".into()))?;
+            let at = snapshot.len();
+            let end = at + part.length() as usize;
+            if end > bytes {
+                return Err(invalid(format!("its parts hold more than {bytes} bytes")).into());
+            }
+            snapshot.resize(end, 0);
+            part.copy_to(&mut snapshot[at..]);
+        }
+        if snapshot.len() != bytes {
+            let held = snapshot.len();
+            return Err(invalid(format!("its parts hold {held} bytes, not {bytes}")).into());
+        }
+        Self::from_snapshot(&snapshot, options)
+    }
+
     /// Whether bytes begin as a snapshot does (to tell a saved analysis from a log file).
     #[wasm_bindgen(js_name = isSnapshot)]
     pub fn is_snapshot(bytes: &[u8]) -> bool {

@@ -80,3 +80,20 @@ test("a failed query throws an Error with status and code", () => {
   assert.throws(() => svc.query("logs.all", { project_tier: "FREE" }, "secret"), (e) => e instanceof Error && e.status === 400 && e.code === "missing_parameter" && /`project`/.test(e.message));
   assert.throws(() => svc.query("logs.all", { project, project_tier: "FREE" }, "wrong"), (e) => e.status === 401 && e.code === "invalid_api_key");
 });
+
+test("a snapshot handed over in parts reopens as the whole; parts that do not add up are refused", () => {
+  const { svc } = service();
+  const bytes = svc.snapshot();
+  const parts = [];
+  for (let at = 0; at < bytes.length; at += 4096) parts.push(bytes.subarray(at, at + 4096));
+  const query = (s) => s.query("usage.api-counts", { project, interval: "minutely" }, "secret").result;
+  const whole = LogEndpoints.fromSnapshot(bytes, { apiKeys: ["secret"], now: NOW });
+  const fromParts = LogEndpoints.fromSnapshotParts(parts, bytes.length, { apiKeys: ["secret"], now: NOW });
+  assert.ok(query(whole).length > 0);
+  assert.deepEqual(query(fromParts), query(whole));
+  const refused = (e) => e.status === 400 && e.code === "invalid_snapshot";
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length + 1, {}), (e) => refused(e) && /hold \d+ bytes, not/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length - 1, {}), (e) => refused(e) && /more than/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts([...parts, "x"], bytes.length, {}), (e) => refused(e) && /not a Uint8Array/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts(7, 1, {}), refused);
+});
