@@ -22,11 +22,12 @@ use crate::error::{Error, Result};
 use crate::store::codec::{Fixed, Reader, Writer};
 use crate::store::text::StoredBlock;
 use crate::store::{
-    Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlTrigrams,
+    Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlNames,
+    UrlTrigrams,
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 7;
+const VERSION: u32 = 8;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -75,13 +76,12 @@ pub fn write(store: &Store) -> Vec<u8> {
     edge.write_columns(&mut w);
     write_arena(&mut w, &edge.text);
     write_interner(&mut w, &edge.projects);
-    write_interner(&mut w, &edge.urls);
-    let (filter_words, [url_project, url_origin], origins, origin_words) =
-        edge.url_trigrams.parts();
+    for names in edge.urls.parts() {
+        write_interner(&mut w, names);
+    }
+    let (filter_words, url_project, origin_words) = edge.url_trigrams.parts();
     w.column(&filter_words);
     w.column(url_project);
-    w.column(url_origin);
-    write_interner(&mut w, origins);
     w.column(&origin_words);
     let (wide_index, wide_words) = edge.url_trigrams.wide_parts();
     w.column(&wide_index);
@@ -188,21 +188,25 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     let mut edge = EdgeTable::read_columns(&mut r)?;
     edge.text = read_arena(&mut r, "edge text")?;
     edge.projects = read_interner(&mut r, "edge project names")?;
-    edge.urls = read_interner(&mut r, "url names")?;
+    let origins = read_interner(&mut r, "url origins")?;
+    let urls = read_interner(&mut r, "url names")?;
+    edge.urls = UrlNames::from_parts(origins, urls)
+        .ok_or_else(|| invalid("a url name does not begin with an origin held"))?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
     let url_project: Vec<Sym> = r.column("url projects")?;
-    let url_origin: Vec<Sym> = r.column("url origin ids")?;
-    let origins = read_interner(&mut r, "url origins")?;
     let origin_words: Vec<u32> = r.column("project origins")?;
     let wide_index: Vec<u32> = r.column("wide url filters")?;
     let wide_words: Vec<u64> = r.column("wide url filters' words")?;
     edge.url_trigrams = UrlTrigrams::from_parts(
         &filter_words,
-        [url_project, url_origin],
-        origins,
+        url_project,
         &origin_words,
         (&wide_index, &wide_words),
-        (edge.projects.len(), edge.urls.len()),
+        (
+            edge.projects.len(),
+            edge.urls.len(),
+            edge.urls.origins().len(),
+        ),
     )
     .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?;
     let mut functions = FunctionTable::read_columns(&mut r)?;

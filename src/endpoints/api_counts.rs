@@ -19,7 +19,7 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
 use crate::store::{
-    lower_bound, slot, EdgeTable, IntKeyMap, Interner, Selected, Store, Sym, UrlTrigrams, NONE,
+    lower_bound, slot, EdgeTable, IntKeyMap, Selected, Store, Sym, UrlNames, UrlTrigrams, NONE,
 };
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -350,10 +350,12 @@ enum ProjectMatch {
 /// project all of whose origins match counts without its URLs being looked up.
 struct UrlMatches<'a> {
     pattern: Option<&'a UrlPattern>,
-    urls: &'a Interner,
+    urls: &'a UrlNames,
     index: &'a UrlTrigrams,
     dense: Vec<u8>,
     sparse: IntKeyMap<Sym, bool>,
+    /// Where a URL is put together to be matched.
+    url: String,
     /// Per origin, whether the pattern matches it (`UNTRIED`, `NO`, `YES`);
     /// empty unless `prefix_decides`.
     by_origin: Vec<u8>,
@@ -390,7 +392,7 @@ impl<'a> UrlMatches<'a> {
             Vec::new()
         };
         let by_origin = match pattern {
-            Some(p) if p.prefix_decides => vec![UNTRIED; index.origins().len()],
+            Some(p) if p.prefix_decides => vec![UNTRIED; urls.origins().len()],
             _ => Vec::new(),
         };
         let slots = table.projects.len() + 1;
@@ -412,6 +414,7 @@ impl<'a> UrlMatches<'a> {
             index,
             dense,
             sparse: HashMap::default(),
+            url: String::new(),
             by_origin,
             by_project,
         }
@@ -448,7 +451,7 @@ impl<'a> UrlMatches<'a> {
             return false;
         };
         if *slot == UNTRIED {
-            *slot = decision(pattern.is_match(self.index.origins().get(origin)));
+            *slot = decision(pattern.is_match(self.urls.origins().get(origin)));
         }
         *slot == YES
     }
@@ -462,14 +465,12 @@ impl<'a> UrlMatches<'a> {
         }
         // An origin that matches answers before any memo is looked at: an
         // index into a small table, where the memo of a URL is a hash lookup.
-        if let Some(origin) = self.index.origin_of(url) {
-            if self.origin_matches(pattern, origin) {
-                return true;
-            }
+        if self.origin_matches(pattern, self.urls.origin_of(url)) {
+            return true;
         }
         match self.dense.get(url as usize) {
             Some(&UNTRIED) => {
-                let matched = pattern.is_match(self.urls.get(url));
+                let matched = pattern.is_match(self.urls.get(url, &mut self.url));
                 if let Some(slot) = self.dense.get_mut(url as usize) {
                     *slot = decision(matched);
                 }
@@ -479,7 +480,7 @@ impl<'a> UrlMatches<'a> {
             None => *self
                 .sparse
                 .entry(url)
-                .or_insert_with(|| pattern.is_match(self.urls.get(url))),
+                .or_insert_with(|| pattern.is_match(self.urls.get(url, &mut self.url))),
         }
     }
 }
@@ -563,7 +564,7 @@ fn run(
     let candidates: Option<Vec<Sym>> = match entry_project {
         Some(project) => Some(vec![project]),
         None => pattern.filter(|p| !p.required.is_empty()).map(|p| {
-            let literals = table.url_trigrams.literals(&p.required);
+            let literals = table.url_trigrams.literals(&p.required, &table.urls);
             (0..table.projects.len() as Sym)
                 .chain([NONE])
                 .filter(|&project| literals.may_hold(project))

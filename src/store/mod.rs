@@ -17,14 +17,16 @@ pub(crate) mod codec;
 #[macro_use]
 pub(crate) mod columns;
 pub mod packed;
-pub mod project_index;
 pub mod text;
+pub mod url_names;
+pub mod project_index;
 
 use columns::{capacity_bound, grown, sum_columns, Column, PointsInto};
 pub use packed::{Packed, PackedRows};
 pub(crate) use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 pub use text::{Arena, Span};
+pub use url_names::UrlNames;
 
 /// Id of an interned string; `NONE` stands for null/absent.
 pub type Sym = u32;
@@ -309,6 +311,15 @@ impl PointsInto<Interner> for Sym {
     }
 }
 
+impl PointsInto<UrlNames> for Sym {
+    fn all_point_into(values: &[Sym], names: &UrlNames) -> bool {
+        let len = names.len();
+        values
+            .iter()
+            .fold(true, |ok, &s| ok & ((s == NONE) | ((s as usize) < len)))
+    }
+}
+
 impl PointsInto<Arena> for Span {
     fn all_point_into(values: &[Span], text: &Arena) -> bool {
         values.iter().all(|&s| s.is_null() || text.holds(s))
@@ -339,7 +350,7 @@ table! {
         parts {
             text: Arena,
             projects: Interner,
-            urls: Interner,
+            urls: UrlNames,
             by_project: ProjectRows,
             url_trigrams: UrlTrigrams,
         }
@@ -505,22 +516,16 @@ impl EdgeTable {
             .iter()
             .map(|e| self.projects.text_to_intern(e.project.as_deref(), names))
             .sum();
-        let url_text: usize = entries
-            .iter()
-            .flat_map(|e| &e.requests)
-            .map(|r| self.urls.text_to_intern(r.url.as_deref(), names))
-            .sum();
+        let url_growth = self.urls.text_to_intern(
+            entries
+                .iter()
+                .flat_map(|e| e.requests.iter().map(|r| r.url.as_deref())),
+            names,
+        );
         let text_growth = text_after.1 - self.text.heap_bytes();
         let new_projects = new_names(
             &self.projects,
             entries.iter().map(|e| e.project.as_deref()),
-            names,
-        );
-        let new_urls = new_names(
-            &self.urls,
-            entries
-                .iter()
-                .flat_map(|e| e.requests.iter().map(|r| r.url.as_deref())),
             names,
         );
         self.heap_bytes()
@@ -528,11 +533,11 @@ impl EdgeTable {
             + sum_columns(self.request_columns(), |c| c.growth_for(requests))
             + text_growth
             + self.projects.growth_for(new_projects, project_text)
-            + self.urls.growth_for(new_urls, url_text)
+            + self.urls.growth_for(&url_growth)
             + self.by_project.growth_for(n, new_projects)
             + self
                 .url_trigrams
-                .growth_for(new_urls, url_text, self.projects.len(), new_projects)
+                .growth_for(url_growth.keys, self.projects.len(), new_projects)
     }
 
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.

@@ -15,6 +15,7 @@
 use std::ops::Range;
 
 use super::columns::{grow, grown};
+use super::url_names::UrlNames;
 use super::{EntryUrls, Interner, Sym, NONE};
 
 /// Slot of a project in the indexes (and its lane of text): 0 holds entries
@@ -327,25 +328,6 @@ impl ProjectOrigins {
     }
 }
 
-/// Where a URL's origin (`scheme://host[:port]`) ends: 0 for a URL without one.
-fn origin_end(url: &str) -> usize {
-    let Some(scheme_end) = memchr::memmem::find(url.as_bytes(), b"://") else {
-        return 0;
-    };
-    let scheme = url.get(..scheme_end).unwrap_or("");
-    if scheme.is_empty()
-        || !scheme
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
-    {
-        return 0;
-    }
-    let host_start = scheme_end + 3;
-    url.get(host_start..)
-        .and_then(|rest| rest.find(['/', '?', '#']))
-        .map_or(url.len(), |at| host_start + at)
-}
-
 /// Per project, what its request URLs hold, in two parts: each URL's origin
 /// (`scheme://host[:port]`) exactly, and a Bloom filter (one hash: a clear
 /// bit proves absence) of the byte trigrams of the rest. Refs are in hosts,
@@ -357,13 +339,7 @@ pub struct UrlTrigrams {
     filters: Vec<TrigramFilter>,
     /// The project whose entries first used each URL, `SHARED` once another did.
     url_project: Vec<Sym>,
-    /// Each URL's origin (an id of `origins`; the empty origin for a URL
-    /// without one), `NONE` until indexed: a pattern that matches an origin
-    /// matches its URLs without reading them.
-    url_origin: Vec<Sym>,
-    /// Every origin of the table's URLs.
-    origins: Interner,
-    /// Per project slot, its URLs' origins.
+    /// Per project slot, its URLs' origins (ids of `UrlNames::origins`).
     origins_of: Vec<ProjectOrigins>,
     /// The wide filters of projects with many trigrams, by ascending slot.
     wide: Vec<WideFilter>,
@@ -463,14 +439,12 @@ impl WideFilter {
 const SLOT_BYTES: usize = FILTER_WORDS * 8 + std::mem::size_of::<ProjectOrigins>();
 
 impl UrlTrigrams {
-    /// Upper bound of the bytes added by `new_urls` URLs (of `url_bytes` in
-    /// all, which bound their origins too) and `new_projects` projects to a
-    /// table of `projects` projects; with the wide filters already due
-    /// (`due_bytes`) and the list of those due after (8 bytes a slot).
+    /// Upper bound of the bytes added by `new_urls` URLs and `new_projects`
+    /// projects to a table of `projects` projects; with the wide filters
+    /// already due (`due_bytes`) and the list of those due after (8 bytes a slot).
     pub(crate) fn growth_for(
         &self,
         new_urls: usize,
-        url_bytes: usize,
         projects: usize,
         new_projects: usize,
     ) -> usize {
@@ -483,8 +457,7 @@ impl UrlTrigrams {
             new_urls,
         ) - self.url_project.capacity();
         filters * SLOT_BYTES
-            + urls * 8
-            + self.origins.growth_for(new_urls, url_bytes)
+            + urls * 4
             + self.due_bytes()
             + (projects + 1 + new_projects).saturating_sub(self.due.capacity())
                 * std::mem::size_of::<DueFilter>()
@@ -512,7 +485,7 @@ impl UrlTrigrams {
         &mut self,
         entries: EntryUrls<'_>,
         rows: Range<usize>,
-        urls: &Interner,
+        urls: &UrlNames,
         projects: usize,
     ) -> Vec<u32> {
         // Every slot exists (slot 0 and one per project), so growth is one step per batch.
@@ -520,7 +493,6 @@ impl UrlTrigrams {
         grow_to(&mut self.filters, slots, TrigramFilter::default);
         grow_to(&mut self.origins_of, slots, ProjectOrigins::default);
         grow_to(&mut self.url_project, urls.len(), || UNSEEN);
-        grow_to(&mut self.url_origin, urls.len(), || NONE);
         let mut touched = vec![false; slots];
         for (project, request_urls) in rows.map(|row| entries.get(row)) {
             if let Some(mark) = touched.get_mut(slot(project)) {
@@ -579,7 +551,7 @@ impl UrlTrigrams {
         &mut self,
         entries: EntryUrls<'_>,
         rows: &ProjectRows,
-        urls: &Interner,
+        urls: &UrlNames,
         touched: &[u32],
     ) {
         let due = std::mem::take(&mut self.due);
@@ -601,8 +573,7 @@ impl UrlTrigrams {
                         Some(w) if *w & mask == 0 => *w |= mask,
                         _ => continue,
                     }
-                    let text = urls.get(url);
-                    wide.add_url(text.as_bytes().get(origin_end(text)..).unwrap_or(&[]));
+                    wide.add_url(urls.rest_of(url).as_bytes());
                 }
             }
             match self.wide_at(due_slot as usize) {
@@ -639,52 +610,26 @@ impl UrlTrigrams {
             .count()
     }
 
-    fn add(&mut self, project: Sym, url: Sym, urls: &Interner) {
-        let first_sight = match self.url_project.get_mut(url as usize) {
+    fn add(&mut self, project: Sym, url: Sym, urls: &UrlNames) {
+        match self.url_project.get_mut(url as usize) {
             Some(owner) if *owner == project => return,
-            Some(owner) if *owner == UNSEEN => {
-                *owner = project;
-                true
-            }
-            Some(owner) => {
-                *owner = SHARED;
-                false
-            }
+            Some(owner) if *owner == UNSEEN => *owner = project,
+            Some(owner) => *owner = SHARED,
             None => return,
-        };
-        let text = urls.get(url);
-        let (origin, rest) = text.split_at(origin_end(text));
+        }
+        let rest = urls.rest_of(url).as_bytes();
         if let Some(filter) = self.filters.get_mut(slot(project)) {
-            filter.add_url(rest.as_bytes());
+            filter.add_url(rest);
         }
         if let Some(wide) = self.wide_mut(slot(project)) {
-            wide.add_url(rest.as_bytes());
+            wide.add_url(rest);
         }
         // A URL without an origin has the empty one: then a project's origins
         // account for all its URLs, and a pattern that matches every origin of
         // a project matches every URL of it.
-        let id = self.origins.intern(origin);
         if let Some(origins) = self.origins_of.get_mut(slot(project)) {
-            origins.insert(id);
+            origins.insert(urls.origin_of(url));
         }
-        match self.url_origin.get_mut(url as usize) {
-            Some(url_origin) if first_sight => *url_origin = id,
-            _ => {}
-        }
-    }
-
-    /// Every origin of the table's URLs.
-    pub fn origins(&self) -> &Interner {
-        &self.origins
-    }
-
-    /// The origin of URL `url` (an id of `origins`; the empty one for a URL
-    /// without one), if the URL was indexed.
-    pub fn origin_of(&self, url: Sym) -> Option<Sym> {
-        self.url_origin
-            .get(url as usize)
-            .copied()
-            .filter(|&o| o != NONE)
     }
 
     /// Every origin of `project`'s URLs (the empty one standing for URLs
@@ -697,15 +642,20 @@ impl UrlTrigrams {
     }
 
     /// `literals` (each of which every match of a pattern contains) checked
-    /// against every origin once, to ask per project.
-    pub fn literals(&self, literals: &[Vec<u8>]) -> RequiredLiterals<'_> {
+    /// against every origin of `urls` (the table's) once, to ask per project.
+    pub fn literals<'a>(
+        &'a self,
+        literals: &[Vec<u8>],
+        urls: &'a UrlNames,
+    ) -> RequiredLiterals<'a> {
+        let origins = urls.origins();
         let checks = literals
             .iter()
             .map(|literal| {
                 let finder = memchr::memmem::Finder::new(literal);
-                let by_origin = (0..self.origins.len() as Sym)
+                let by_origin = (0..origins.len() as Sym)
                     .map(|id| {
-                        let origin = self.origins.get(id).as_bytes();
+                        let origin = origins.get(id).as_bytes();
                         if finder.find(origin).is_some() {
                             IN_ORIGIN
                         } else if spans_from(origin, literal).next().is_some() {
@@ -724,6 +674,7 @@ impl UrlTrigrams {
             .collect();
         RequiredLiterals {
             index: self,
+            origins,
             checks,
         }
     }
@@ -742,8 +693,6 @@ impl UrlTrigrams {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.filters.capacity() * FILTER_WORDS * 8
             + self.url_project.capacity() * 4
-            + self.url_origin.capacity() * 4
-            + self.origins.heap_bytes()
             + self.origins_of.capacity() * std::mem::size_of::<ProjectOrigins>()
             + self.wide.capacity() * std::mem::size_of::<WideFilter>()
             + self
@@ -771,33 +720,26 @@ impl UrlTrigrams {
     }
 
     /// What a snapshot stores, so that restoring does not hash every URL again:
-    /// the filters' words, one project after another; each URL's project and
-    /// origin; the origins; and each project's origins (a count, then
-    /// `MAX_ORIGINS` ids).
-    pub(crate) fn parts(&self) -> (Vec<u64>, [&[Sym]; 2], &Interner, Vec<u32>) {
+    /// the filters' words, one project after another; each URL's project;
+    /// and each project's origins (a count, then `MAX_ORIGINS` ids).
+    pub(crate) fn parts(&self) -> (Vec<u64>, &[Sym], Vec<u32>) {
         let words = self.filters.iter().flat_map(|f| f.0).collect();
         let origin_words = self
             .origins_of
             .iter()
             .flat_map(|o| std::iter::once(o.count).chain(o.ids))
             .collect();
-        (
-            words,
-            [&self.url_project, &self.url_origin],
-            &self.origins,
-            origin_words,
-        )
+        (words, &self.url_project, origin_words)
     }
 
-    /// The index from its `parts`, for a table of `projects` projects and `urls`
-    /// URLs; `None` when the sizes do not fit those.
+    /// The index from its `parts`, for a table of `projects` projects and
+    /// `urls` URLs of `origins` origins; `None` when the sizes do not fit those.
     pub(crate) fn from_parts(
         words: &[u64],
-        [url_project, url_origin]: [Vec<Sym>; 2],
-        origins: Interner,
+        url_project: Vec<Sym>,
         origin_words: &[u32],
         (wide_index, wide_words): (&[u32], &[u64]),
-        (projects, urls): (usize, usize),
+        (projects, urls, origins): (usize, usize, usize),
     ) -> Option<UrlTrigrams> {
         let filters: Vec<TrigramFilter> = words
             .chunks_exact(FILTER_WORDS)
@@ -807,7 +749,7 @@ impl UrlTrigrams {
             .chunks_exact(ORIGIN_WORDS)
             .filter_map(|chunk| {
                 let (&count, ids) = chunk.split_first()?;
-                let known = origins.len();
+                let known = origins;
                 let fits = count == OVERFLOWED
                     || (count as usize <= MAX_ORIGINS
                         && ids
@@ -826,12 +768,8 @@ impl UrlTrigrams {
             && words.len() == filters.len() * FILTER_WORDS
             && origin_words.len() == filters.len() * ORIGIN_WORDS
             && origins_of.len() == filters.len()
-            && url_project.len() == urls
-            && url_origin.len() == urls
-            && url_origin
-                .iter()
-                .all(|&o| o == NONE || (o as usize) < origins.len()))
-        .then_some(())?;
+            && url_project.len() == urls)
+            .then_some(())?;
         let mut wide = Vec::with_capacity(wide_index.len() / 2);
         let mut rest = wide_words;
         for pair in wide_index.chunks(2) {
@@ -855,8 +793,6 @@ impl UrlTrigrams {
         let mut index = UrlTrigrams {
             filters,
             url_project,
-            url_origin,
-            origins,
             origins_of,
             wide,
             due: Vec::new(),
@@ -903,6 +839,7 @@ struct LiteralCheck {
 /// `UrlTrigrams::literals`): whether a project's URLs may hold them all.
 pub struct RequiredLiterals<'a> {
     index: &'a UrlTrigrams,
+    origins: &'a Interner,
     checks: Vec<LiteralCheck>,
 }
 
@@ -940,7 +877,7 @@ impl RequiredLiterals<'_> {
                 || rest_may_hold(&check.literal, &check.bits)
                 || origins.ids().iter().any(|&id| {
                     by_origin(id) == Some(SPANS) && {
-                        let origin = index.origins.get(id).as_bytes();
+                        let origin = self.origins.get(id).as_bytes();
                         spans_from(origin, &check.literal).any(|k| {
                             let rest = check.literal.get(k..).unwrap_or(&[]);
                             rest_may_hold(rest, &UrlTrigrams::required_bits(&[rest.to_vec()]))
