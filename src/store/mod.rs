@@ -302,21 +302,22 @@ pub(crate) enum NameCount {
     Exact,
 }
 
+/// Whether every id of `values` is `NONE` or below `len`.
+fn all_below(values: &[Sym], len: usize) -> bool {
+    values
+        .iter()
+        .fold(true, |ok, &s| ok & ((s == NONE) | ((s as usize) < len)))
+}
+
 impl PointsInto<Interner> for Sym {
     fn all_point_into(values: &[Sym], names: &Interner) -> bool {
-        let len = names.len();
-        values
-            .iter()
-            .fold(true, |ok, &s| ok & ((s == NONE) | ((s as usize) < len)))
+        all_below(values, names.len())
     }
 }
 
 impl PointsInto<UrlNames> for Sym {
     fn all_point_into(values: &[Sym], names: &UrlNames) -> bool {
-        let len = names.len();
-        values
-            .iter()
-            .fold(true, |ok, &s| ok & ((s == NONE) | ((s as usize) < len)))
+        all_below(values, names.len())
     }
 }
 
