@@ -679,19 +679,23 @@ impl LogEndpoints {
                 + store.edge.heap_bytes_after(staged, names, text_after)
         };
         let optional = self.store.edge.url_trigrams.due_bytes();
-        match self.check_budget(Budget::Store, after) {
+        let postpone = match self.check_budget(Budget::Store, after) {
             Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if optional > 0 => {
                 self.check_budget(Budget::Store, |store, names| {
                     after(store, names).saturating_sub(optional)
                 })?;
-                self.store.edge.url_trigrams.postpone_wide_filters();
+                true
             }
-            checked => checked?,
-        }
+            checked => checked.map(|()| false)?,
+        };
         if !self.store.edge.fits(staged, text_after) {
             return Err(Error::BatchTooLarge {
                 reason: "the edge log store cannot address more text (4 GiB)".into(),
             });
+        }
+        // Only once the batch is taken: a refused batch changes nothing.
+        if postpone {
+            self.store.edge.url_trigrams.postpone_wide_filters();
         }
         self.store.edge.append(staged);
         Ok(())

@@ -20,6 +20,7 @@ use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
 use crate::store::{
     lower_bound, slot, EdgeTable, IntKeyMap, Selected, Store, Sym, UrlNames, UrlTrigrams, NONE,
+    SOLE, SOLE_URL,
 };
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -649,6 +650,18 @@ fn count_by_scan(
 ) {
     let scanned = table.len().saturating_sub(start);
     let mut matches = UrlMatches::new(pattern, table, scanned, candidates);
+    // Every project decided first, as a weight (`Skip` 0, `EveryUrl` 1,
+    // `EachUrl` 2): a row's decision is then one load, and a sole request of
+    // a project whose origins decide counts by arithmetic, not by a branch
+    // that rows of unlike projects would mispredict.
+    let weights: Vec<u8> = std::iter::once(NONE)
+        .chain(0..table.projects.len() as Sym)
+        .map(|project| match matches.project(project) {
+            ProjectMatch::Skip => 0,
+            ProjectMatch::EveryUrl => 1,
+            ProjectMatch::EachUrl => 2,
+        })
+        .collect();
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.
@@ -656,15 +669,29 @@ fn count_by_scan(
     while let Some(&timestamp) = table.timestamp.get(at) {
         let bucket = truncate(timestamp, width);
         let end = lower_bound(&table.timestamp, bucket.saturating_add(width)).max(at + 1);
-        let (Some(requests), Some(projects)) =
-            (table.requests.get(at..end), table.project.get(at..end))
-        else {
+        let (Some(requests), Some(projects), Some(soles)) = (
+            table.requests.get(at..end),
+            table.project.get(at..end),
+            table.sole_request.get(at..end),
+        ) else {
             break;
         };
         let mut tally = AreaTally::default();
         let mut matched = false;
-        for (&entry_requests, &row_project) in requests.iter().zip(projects) {
-            matched |= tally_requests(table, row_project, entry_requests, &mut matches, &mut tally);
+        for ((&entry_requests, &row_project), &sole) in requests.iter().zip(projects).zip(soles) {
+            let weight = weights.get(slot(row_project)).copied().unwrap_or(2);
+            if sole & SOLE != 0 && weight < 2 {
+                // Its one request counts by the project alone (and if it has
+                // a URL): no request column is read.
+                let counts = weight & u8::from(sole & SOLE_URL != 0);
+                if let Some(n) = tally.get_mut(usize::from(sole & 15)) {
+                    *n += i64::from(counts);
+                }
+                matched |= counts != 0;
+            } else {
+                matched |=
+                    tally_requests(table, row_project, entry_requests, &mut matches, &mut tally);
+            }
         }
         if matched {
             push_bucket(rows, bucket, &tally);

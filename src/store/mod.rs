@@ -327,6 +327,23 @@ impl PointsInto<Arena> for Span {
     }
 }
 
+/// `sole_request` of an entry with exactly one request, …
+pub const SOLE: u8 = 0x40;
+/// … and of one whose one request has a URL.
+pub const SOLE_URL: u8 = 0x20;
+
+/// An entry's one request: `SOLE`, with `SOLE_URL` when it has a URL, and
+/// its area bits (the low four); 0 for an entry with none or several.
+fn sole_request(entry: &StagedEdge) -> u8 {
+    match entry.requests.as_slice() {
+        [request] => {
+            let url = if request.url.is_some() { SOLE_URL } else { 0 };
+            SOLE | url | (request.areas & 15)
+        }
+        _ => 0,
+    }
+}
+
 /// Bytes of a slot of an interner's table of ids.
 const ID_SLOT: usize = std::mem::size_of::<(Sym, u32)>();
 
@@ -342,6 +359,10 @@ table! {
             record: Span [text] = table.text.push_record(slot(project), &entry.id, Self::fields(entry));
             /// Each entry's requests: a range of the request columns.
             requests: (u32, u32) = (first_request, entry.requests.len() as u32);
+            /// Its one request, if it has one (`sole_request`): a scan counts
+            /// it without reading the request columns, which are in arrival
+            /// order where entries are in time order.
+            sole_request: u8 = sole_request(entry);
         }
         // One row per request of an entry.
         group request_columns, request_columns_mut, fn push_request(table, request: &StagedRequest) {

@@ -557,23 +557,34 @@ impl UrlTrigrams {
         let due = std::mem::take(&mut self.due);
         let new_filters = self.new_wide_filters(&due);
         grow(&mut self.wide, new_filters);
-        let mut seen: Vec<u64> = Vec::new();
+        // Each URL once per filter: `seen` is cleared after each by the same
+        // rows, not whole (after a restore every crowded project may be due).
+        let mut seen: Vec<u64> = match due.is_empty() {
+            true => Vec::new(),
+            false => vec![0; urls.len().div_ceil(64)],
+        };
         for &DueFilter {
             slot: due_slot,
             words,
         } in &due
         {
             let mut wide = WideFilter::new(due_slot, vec![0; words as usize]);
-            seen.clear();
-            seen.resize(urls.len().div_ceil(64), 0);
-            for &row in rows.of_slot(due_slot as usize) {
-                for &url in entries.get(row as usize).1 {
-                    let (word, mask) = ((url / 64) as usize, 1u64 << (url % 64));
-                    match seen.get_mut(word) {
-                        Some(w) if *w & mask == 0 => *w |= mask,
-                        _ => continue,
-                    }
-                    wide.add_url(urls.rest_of(url).as_bytes());
+            let project_urls = || {
+                rows.of_slot(due_slot as usize)
+                    .iter()
+                    .flat_map(|&row| entries.get(row as usize).1)
+            };
+            for &url in project_urls() {
+                let (word, mask) = ((url / 64) as usize, 1u64 << (url % 64));
+                match seen.get_mut(word) {
+                    Some(w) if *w & mask == 0 => *w |= mask,
+                    _ => continue,
+                }
+                wide.add_url(urls.rest_of(url).as_bytes());
+            }
+            for &url in project_urls() {
+                if let Some(w) = seen.get_mut((url / 64) as usize) {
+                    *w = 0;
                 }
             }
             match self.wide_at(due_slot as usize) {

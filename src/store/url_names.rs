@@ -154,7 +154,8 @@ impl UrlNames {
                     }
                     match self.split(url) {
                         (Some(_), rest) => (rest.len(), None),
-                        (None, rest) => (rest.len(), Some(url.len() - rest.len())),
+                        // The whole URL, should the batch reach the most origins first.
+                        (None, rest) => (url.len(), Some(url.len() - rest.len())),
                     }
                 }
             };

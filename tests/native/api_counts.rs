@@ -379,7 +379,19 @@ fn patterns_that_match_every_origin_count_as_reading_every_url() {
             all.push((entry, url));
         }
     }
-    let entries: Vec<Value> = all.iter().map(|(e, _)| e.clone()).collect();
+    let mut entries: Vec<Value> = all.iter().map(|(e, _)| e.clone()).collect();
+    // Requests without a URL, of a project whose every origin a pattern matches: never counted.
+    for i in 0..5 {
+        let mut entry = edge(
+            &format!("no-url-{i}"),
+            NOW - (100 + i) * SEC,
+            "tenant-1",
+            "/rest/v1/t",
+        );
+        let request = entry["metadata"][0]["request"][0].as_object_mut().unwrap();
+        request.remove("url");
+        entries.push(entry);
+    }
     ingest(&mut svc, EDGE, &entries);
     for pattern in [
         "^https://",
