@@ -428,7 +428,8 @@ impl JsLogEndpoints {
     /// memory: a host reading a large snapshot from storage in parts does not
     /// join them first (a copy and a fresh allocation of the whole, on the
     /// cold start's path). Throws 400 `invalid_snapshot` when the parts do not
-    /// hold exactly `bytes`.
+    /// hold exactly `bytes`, and 503 `unavailable` when `bytes` do not fit in
+    /// memory.
     #[wasm_bindgen(js_name = fromSnapshotParts)]
     pub fn from_snapshot_parts(
         parts: JsValue,
@@ -437,9 +438,12 @@ impl JsLogEndpoints {
     ) -> Result<JsLogEndpoints, JsValue> {
         let invalid = |reason: String| Error::InvalidSnapshot { reason };
         let mut snapshot = Vec::new();
+        // Memory, not the snapshot, is at fault here: 503, and the snapshot is kept.
         snapshot
             .try_reserve_exact(bytes)
-            .map_err(|_| invalid(format!("{bytes} bytes do not fit in memory")))?;
+            .map_err(|_| Error::Unavailable {
+                reason: format!("a snapshot of {bytes} bytes does not fit in the engine's memory"),
+            })?;
         let parts = js_sys::try_iter(&parts)
             .ok()
             .flatten()

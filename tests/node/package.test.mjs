@@ -96,4 +96,6 @@ test("a snapshot handed over in parts reopens as the whole; parts that do not ad
   assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length - 1, {}), (e) => refused(e) && /more than/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts([...parts, "x"], bytes.length, {}), (e) => refused(e) && /not a Uint8Array/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts(7, 1, {}), refused);
+  // More than memory can hold is the engine's limit, not the snapshot's fault: 503, keep the snapshot.
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, 4e9, {}), (e) => e.status === 503 && e.code === "unavailable");
 });
