@@ -650,18 +650,23 @@ fn count_by_scan(
 ) {
     let scanned = table.len().saturating_sub(start);
     let mut matches = UrlMatches::new(pattern, table, scanned, candidates);
-    // Every project decided first, as a weight (`Skip` 0, `EveryUrl` 1,
-    // `EachUrl` 2): a row's decision is then one load, and a sole request of
-    // a project whose origins decide counts by arithmetic, not by a branch
-    // that rows of unlike projects would mispredict.
-    let weights: Vec<u8> = std::iter::once(NONE)
-        .chain(0..table.projects.len() as Sym)
-        .map(|project| match matches.project(project) {
-            ProjectMatch::Skip => 0,
-            ProjectMatch::EveryUrl => 1,
-            ProjectMatch::EachUrl => 2,
-        })
-        .collect();
+    // Each project's decision as a weight (`Skip` 0, `EveryUrl` 1, `EachUrl`
+    // 2), decided before a scan of more rows than there are projects: a row's
+    // decision is then one load, and a sole request of a project whose
+    // origins decide counts by arithmetic, not by a branch that rows of
+    // unlike projects would mispredict. A shorter scan decides the projects
+    // it meets, each at its first row (`tally_requests`).
+    let weights: Vec<u8> = match scanned > table.projects.len() {
+        true => std::iter::once(NONE)
+            .chain(0..table.projects.len() as Sym)
+            .map(|project| match matches.project(project) {
+                ProjectMatch::Skip => 0,
+                ProjectMatch::EveryUrl => 1,
+                ProjectMatch::EachUrl => 2,
+            })
+            .collect(),
+        false => Vec::new(),
+    };
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.

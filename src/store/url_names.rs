@@ -143,13 +143,15 @@ impl UrlNames {
         count: NameCount,
     ) -> UrlGrowth {
         let mut growth = UrlGrowth::default();
+        // New URLs counted once each (their ids and slots), as interning adds them.
+        let mut new = std::collections::HashSet::new();
         for url in urls.flatten() {
             // The key's text, and the origin's if it is new.
             let (key_text, origin_text) = match count {
                 // The whole URL may be a key (past the most origins).
                 NameCount::AllNew => (url.len(), Some(origin_end(url))),
                 NameCount::Exact => {
-                    if self.lookup(url).is_some() {
+                    if self.lookup(url).is_some() || !new.insert(url) {
                         continue;
                     }
                     match self.split(url) {
