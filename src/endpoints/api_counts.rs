@@ -656,16 +656,17 @@ fn count_by_scan(
     // origins decide counts by arithmetic, not by a branch that rows of
     // unlike projects would mispredict. A shorter scan decides the projects
     // it meets, each at its first row (`tally_requests`).
-    let weights: Vec<u8> = match scanned > table.projects.len() {
-        true => std::iter::once(NONE)
+    let weights: Vec<u8> = if scanned > table.projects.len() {
+        std::iter::once(NONE)
             .chain(0..table.projects.len() as Sym)
             .map(|project| match matches.project(project) {
                 ProjectMatch::Skip => 0,
                 ProjectMatch::EveryUrl => 1,
                 ProjectMatch::EachUrl => 2,
             })
-            .collect(),
-        false => Vec::new(),
+            .collect()
+    } else {
+        Vec::new()
     };
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
     // found by binary search (one division per bucket, not per row). Within it,

@@ -559,9 +559,10 @@ impl UrlTrigrams {
         grow(&mut self.wide, new_filters);
         // Each URL once per filter: `seen` is cleared after each by the same
         // rows, not whole (after a restore every crowded project may be due).
-        let mut seen: Vec<u64> = match due.is_empty() {
-            true => Vec::new(),
-            false => vec![0; urls.len().div_ceil(64)],
+        let mut seen: Vec<u64> = if due.is_empty() {
+            Vec::new()
+        } else {
+            vec![0; urls.len().div_ceil(64)]
         };
         for &DueFilter {
             slot: due_slot,

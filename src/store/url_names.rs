@@ -89,7 +89,8 @@ impl UrlNames {
         url.map_or(NONE, |url| self.intern(url))
     }
 
-    pub fn lookup(&self, url: &str) -> Option<Sym> {
+    #[cfg(test)]
+    fn lookup(&self, url: &str) -> Option<Sym> {
         match self.split(url) {
             (Some(origin), rest) => {
                 let mut key = String::new();
@@ -135,7 +136,7 @@ impl UrlNames {
     }
 
     /// The bytes `urls` add to the keys' text and to the origins' text (an
-    /// upper bound: a URL or an origin new twice in one batch counts twice),
+    /// upper bound: an origin new twice in one batch counts twice),
     /// with how many may be new of each.
     pub(crate) fn text_to_intern<'a>(
         &self,
@@ -145,17 +146,23 @@ impl UrlNames {
         let mut growth = UrlGrowth::default();
         // New URLs counted once each (their ids and slots), as interning adds them.
         let mut new = std::collections::HashSet::new();
+        let mut key = String::new();
         for url in urls.flatten() {
             // The key's text, and the origin's if it is new.
             let (key_text, origin_text) = match count {
                 // The whole URL may be a key (past the most origins).
                 NameCount::AllNew => (url.len(), Some(origin_end(url))),
                 NameCount::Exact => {
-                    if self.lookup(url).is_some() || !new.insert(url) {
+                    if !new.insert(url) {
                         continue;
                     }
                     match self.split(url) {
-                        (Some(_), rest) => (rest.len(), None),
+                        (Some(origin), rest) => {
+                            if self.keys.lookup(key_into(&mut key, origin, rest)).is_some() {
+                                continue;
+                            }
+                            (rest.len(), None)
+                        }
                         // The whole URL, should the batch reach the most origins first.
                         (None, rest) => (url.len(), Some(url.len() - rest.len())),
                     }
