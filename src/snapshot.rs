@@ -8,10 +8,10 @@
 //! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table,
 //! the function table, then the other sources' table, each column as a count
 //! and its values, each text as a length and its UTF-8. A table's free text is
-//! stored as its LZ4 blocks are held (restoring decodes none of them). Each
-//! project's rows are rebuilt (a pass over a column); the URL index is stored
-//! (rebuilding it hashes every URL). Version 6 (dense text with its LZ4
-//! dictionary, URL origins) reads no older version: the edge worker replays its stored batches when
+//! stored as its deflate blocks are held (restoring decodes none of them).
+//! Each project's rows are rebuilt (a pass over a column); the URL index is
+//! stored (rebuilding it hashes every URL). Version 10 (text in deflate blocks
+//! against the arena's dictionary) reads no older version: the edge worker replays its stored batches when
 //! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
@@ -27,7 +27,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 9;
+const VERSION: u32 = 10;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 

@@ -1,6 +1,6 @@
 //! The in-memory store: one columnar, time-sorted table per stream. Strings that
 //! repeat (projects, functions, URLs) are interned to `u32` ids; free text (ids,
-//! messages, raw metadata) lives in one arena of LZ4 blocks per table (`text`)
+//! messages, raw metadata) lives in one arena of deflate blocks per table (`text`)
 //! and is addressed by spans.
 //! Tables are kept sorted by timestamp so every endpoint can binary-search its window.
 //! Each table is declared once (`table!`, in `columns`): its columns with the
@@ -17,6 +17,7 @@ pub(crate) mod codec;
 #[macro_use]
 pub(crate) mod columns;
 pub mod packed;
+mod deflate;
 pub mod text;
 pub mod url_names;
 pub mod project_index;

@@ -1,5 +1,5 @@
 //! A table's free text (ids, messages, raw metadata, other sources' entries)
-//! in LZ4 blocks, in lanes: each lane (a project's entries) fills a block of
+//! in deflate blocks (`deflate`), in lanes: each lane (a project's entries) fills a block of
 //! its own, which is compressed once full (with one dictionary for the
 //! arena), so memory holds about a fifth of the text's bytes and a project's
 //! newest rows are in its last blocks.
@@ -9,6 +9,7 @@
 //! nothing).
 
 use super::columns::capacity_bound;
+use super::deflate;
 
 /// A row's record in a table's text: block index in the top bits of `at`,
 /// offset within the block below; `len == u32::MAX` is null.
@@ -175,10 +176,10 @@ fn parse_record<const N: usize>(mut bytes: &[u8]) -> Option<RawRecord<'_, N>> {
     rest.is_empty().then_some(RawRecord { packed, id, fields })
 }
 
-const BLOCK_BITS: u32 = 13;
-/// Text is compressed in blocks of this size: with the dictionary, LZ4 finds
-/// most of the repetition between one project's entries within it, and
-/// logs.all decodes one in microseconds. A text longer than a block gets a block of its own.
+const BLOCK_BITS: u32 = 15;
+/// Text is compressed in blocks of this size: with the dictionary, deflate
+/// finds most of the repetition between one project's entries within it
+/// (32 KiB is its window), and logs.all decodes one in tens of microseconds. A text longer than a block gets a block of its own.
 const BLOCK_BYTES: usize = 1 << BLOCK_BITS;
 pub(crate) const MAX_BLOCKS: usize = 1 << (32 - BLOCK_BITS);
 /// No block: a lane that has not opened one.
@@ -230,7 +231,7 @@ pub struct Arena {
     blocks: Vec<Block>,
     /// Per lane, the block it is filling (`NO_BLOCK`: none yet).
     open_of: Vec<u32>,
-    /// LZ4's dictionary for every block: the first `DICTIONARY_BYTES` of
+    /// The dictionary of every block: the first `DICTIONARY_BYTES` of
     /// text pushed (ids kept as bytes left out), fixed once a block is sealed.
     dictionary: Vec<u8>,
     /// Whether a block has been sealed, and so the dictionary is fixed.
@@ -239,9 +240,9 @@ pub struct Arena {
 
 /// A dictionary of the first text seen lets a small block (one project's
 /// few entries) refer to the keys, agents and hosts all entries share, so
-/// blocks can be small and sealed early: 8 KiB blocks come to about 0.16 of
-/// their text with it and 0.21 without, for hashing the dictionary again at
-/// each seal (a longer one compressed no better on the benchmark's data).
+/// blocks can be sealed early: 32 KiB blocks of the benchmark's logs deflate
+/// to about 0.08 of their text with it and 0.10 without (a 32 KiB one saved
+/// 1% more and takes four times as long to read before a seal).
 const DICTIONARY_BYTES: usize = 8 << 10;
 
 /// Open blocks may hold at most this share of an arena's text (decoded)…
@@ -291,9 +292,9 @@ impl Arena {
             .into_iter()
             .map(|block| {
                 if block.sealed {
-                    // LZ4 expands at most about 255 times: a longer claim
-                    // would only make decoding allocate for nothing.
-                    let possible = block.bytes.len().saturating_mul(255).saturating_add(16);
+                    // A longer claim than deflate can expand to would only
+                    // make decoding allocate for nothing.
+                    let possible = block.bytes.len().saturating_mul(deflate::MAX_EXPANSION);
                     (block.len as usize <= possible).then(|| Block::Sealed {
                         compressed: block.bytes.into_owned().into_boxed_slice(),
                         len: block.len,
@@ -317,8 +318,8 @@ impl Arena {
 
     /// Blocks and heap bytes after `texts` (each a lane and a length; a lane
     /// past the arena's is a new one) are pushed, by the rules of `push`: an
-    /// upper bound, since each block to be sealed is counted at LZ4's largest
-    /// output for it.
+    /// upper bound, since each block to be sealed is counted at deflate's
+    /// largest output for it.
     pub(crate) fn after(&self, texts: impl Iterator<Item = (usize, usize)>) -> (usize, usize) {
         // Per lane touched: its open block's length and capacity.
         let mut lanes: std::collections::HashMap<usize, (usize, usize)> = Default::default();
@@ -338,7 +339,7 @@ impl Arena {
                 }
             });
             if starts_a_block(*len, text) {
-                bytes = bytes + lz4_flex::block::get_maximum_output_size(*len) - *capacity;
+                bytes = bytes + deflate::compressed_bound(*len) - *capacity;
                 (*len, *capacity) = (0, 0);
             }
             if *len == 0 && *capacity == 0 {
@@ -358,12 +359,14 @@ impl Arena {
             - self.blocks.capacity();
         let lane_slots =
             capacity_bound(self.open_of.capacity(), lanes_after) - self.open_of.capacity();
-        // `compact` may then seal any open block: LZ4's bound over each.
+        // `compact` may then seal any open block: deflate's bound over each.
         let open_lens = (0..lanes_after).map(|lane| match lanes.get(&lane) {
             Some(&(len, _)) => len,
             None => self.open_len(lane),
         });
-        let seal_slack: usize = open_lens.map(|len| len / 255 + 16).sum();
+        let seal_slack: usize = open_lens
+            .map(|len| deflate::compressed_bound(len) - len)
+            .sum();
         let dictionary = match self.sealed_any {
             true => 0,
             false => pushed.min(DICTIONARY_BYTES - self.dictionary.len()),
@@ -425,9 +428,8 @@ impl Arena {
         self.sealed_any = true;
         if let Some(block) = self.blocks.get_mut(index) {
             if let Block::Open(text) = block {
-                let compressed = lz4_flex::block::compress_with_dict(text, &self.dictionary);
                 *block = Block::Sealed {
-                    compressed: compressed.into_boxed_slice(),
+                    compressed: deflate::compress(text, &self.dictionary),
                     len: text.len() as u32,
                 };
             }
@@ -436,7 +438,7 @@ impl Arena {
 
     /// Appends a row's record to `lane`'s block (a new one when it would
     /// pass a block). An id that is a UUID written canonically (lowercase,
-    /// hyphenated) is kept as its 16 bytes, which LZ4 cannot shorten as text
+    /// hyphenated) is kept as its 16 bytes, which deflate cannot shorten as text
     /// (36 bytes of hex); any other id as its text.
     pub(crate) fn push_record<const N: usize>(
         &mut self,
@@ -624,8 +626,7 @@ fn read_bytes<'d>(
 }
 
 fn decode(compressed: &[u8], len: u32, dictionary: &[u8]) -> Option<Vec<u8>> {
-    let bytes = lz4_flex::block::decompress_with_dict(compressed, len as usize, dictionary).ok()?;
-    (bytes.len() == len as usize).then_some(bytes)
+    deflate::decompress(compressed, len as usize, dictionary)
 }
 
 /// The 16 bytes of `id` when it is a UUID written exactly as `Uuid`
@@ -827,7 +828,9 @@ mod tests {
     #[test]
     fn the_dictionary_is_the_first_text_until_a_block_is_sealed_even_across_a_restore() {
         let entry = |i: usize| (0, format!("{{\"user_agent\":\"Mozilla/5.0\",\"n\":{i}}}"));
-        let texts: Vec<(usize, String)> = (0..3000).map(entry).collect();
+        let mut texts: Vec<(usize, String)> = (0..3000).map(entry).collect();
+        // Longer than a block: it seals the lane's first block.
+        texts[10].1 = format!("{{\"pad\":\"{}\"}}", "x".repeat(BLOCK_BYTES));
         let mut arena = Arena::default();
         let mut spans: Vec<Span> = texts[..10].iter().map(|(l, t)| arena.push(*l, t)).collect();
         let mut records = Vec::new();
