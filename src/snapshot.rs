@@ -373,7 +373,7 @@ mod tests {
             "outside the request columns",
         );
         refused(
-            |s| s.edge.record[0] = Span::from_parts(0, 1 << 20),
+            |s| s.edge.record[0] = Span::from_parts(1 << 20, 0),
             "record points outside its text",
         );
         refused(|s| s.edge.record[0] = Span::NULL, "text lies outside");

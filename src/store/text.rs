@@ -11,40 +11,61 @@
 use super::columns::capacity_bound;
 use super::deflate;
 
-/// A row's record in a table's text: block index in the top bits of `at`,
-/// offset within the block below; `len == u32::MAX` is null.
+/// A row's record in a table's text: its block, and in `at` its offset
+/// within the block (the top `BLOCK_BITS`) and its length (the rest), or
+/// `ALONE` for a record as long as its block (one longer than a block is
+/// alone in one); `block == u32::MAX` is null. Blocks are numbered in a word
+/// of their own so that many small ones (sealed by `compact`) never run out.
 #[derive(Clone, Copy, Debug)]
 pub struct Span {
+    block: u32,
     at: u32,
-    len: u32,
 }
+
+/// Bits of a span's length.
+const LEN_BITS: u32 = 32 - BLOCK_BITS;
+/// The length of a record that runs to its block's end.
+const ALONE: u32 = (1 << LEN_BITS) - 1;
 
 impl Span {
     pub const NULL: Span = Span {
-        at: 0,
-        len: u32::MAX,
+        block: u32::MAX,
+        at: u32::MAX,
     };
 
     /// The span's two words, as a snapshot stores them.
     pub(crate) fn to_parts(self) -> (u32, u32) {
-        (self.at, self.len)
+        (self.block, self.at)
     }
 
-    pub(crate) fn from_parts(at: u32, len: u32) -> Span {
-        Span { at, len }
+    pub(crate) fn from_parts(block: u32, at: u32) -> Span {
+        Span { block, at }
+    }
+
+    /// The span of `len` bytes at `offset` (below a block) of `block`.
+    fn new(block: u32, offset: usize, len: usize) -> Span {
+        let len = u32::try_from(len).map_or(ALONE, |len| len.min(ALONE));
+        Span {
+            block,
+            at: (offset as u32) << LEN_BITS | len,
+        }
     }
 
     pub(crate) fn is_null(self) -> bool {
-        self.len == u32::MAX
+        self.block == u32::MAX
     }
 
     fn block(self) -> usize {
-        (self.at >> BLOCK_BITS) as usize
+        self.block as usize
     }
 
-    fn range(self) -> std::ops::Range<usize> {
-        let start = (self.at & (BLOCK_BYTES as u32 - 1)) as usize;
-        start..start.saturating_add(self.len as usize)
+    /// Its bytes within a block of `block_len` bytes.
+    fn range(self, block_len: usize) -> std::ops::Range<usize> {
+        let start = (self.at >> LEN_BITS) as usize;
+        match self.at & ALONE {
+            ALONE => start..block_len,
+            len => start..start + len as usize,
+        }
     }
 }
 
@@ -181,7 +202,8 @@ const BLOCK_BITS: u32 = 15;
 /// finds most of the repetition between one project's entries within it
 /// (32 KiB is its window), and logs.all decodes one in tens of microseconds. A text longer than a block gets a block of its own.
 const BLOCK_BYTES: usize = 1 << BLOCK_BITS;
-pub(crate) const MAX_BLOCKS: usize = 1 << (32 - BLOCK_BITS);
+/// Blocks an arena can number (`u32::MAX` is a null span's).
+pub(crate) const MAX_BLOCKS: usize = u32::MAX as usize;
 /// No block: a lane that has not opened one.
 const NO_BLOCK: u32 = u32::MAX;
 
@@ -365,6 +387,7 @@ impl Arena {
             None => self.open_len(lane),
         });
         let seal_slack: usize = open_lens
+            .filter(|&len| len > 0)
             .map(|len| deflate::compressed_bound(len) - len)
             .sum();
         let dictionary = match self.sealed_any {
@@ -428,10 +451,13 @@ impl Arena {
         self.sealed_any = true;
         if let Some(block) = self.blocks.get_mut(index) {
             if let Block::Open(text) = block {
-                *block = Block::Sealed {
-                    compressed: deflate::compress(text, &self.dictionary),
-                    len: text.len() as u32,
-                };
+                // A block deflate did not finish stays as it is, open.
+                if let Some(compressed) = deflate::compress(text, &self.dictionary) {
+                    *block = Block::Sealed {
+                        compressed,
+                        len: text.len() as u32,
+                    };
+                }
             }
         }
     }
@@ -463,10 +489,7 @@ impl Arena {
             self.dictionary
                 .extend_from_slice(record.get(..take).unwrap_or_default());
         }
-        Span {
-            at: (index << BLOCK_BITS) | offset as u32,
-            len: len as u32,
-        }
+        Span::new(index, offset, len)
     }
 
     /// The block `len` more bytes of `lane` go to, with room for them: its
@@ -510,7 +533,8 @@ impl Arena {
             Some(Block::Sealed { len, .. }) => *len as usize,
             None => return false,
         };
-        span.range().end <= len
+        let range = span.range(len);
+        range.start <= range.end && range.end <= len
     }
 
     /// A reader of this text.
@@ -607,7 +631,7 @@ fn read_bytes<'d>(
     }
     let index = span.block();
     match arena.blocks.get(index)? {
-        Block::Open(text) => text.get(span.range()),
+        Block::Open(text) => text.get(span.range(text.len())),
         Block::Sealed { compressed, len } => {
             let at = match decoded.iter().position(|(i, _)| *i == index) {
                 Some(at) => at,
@@ -620,7 +644,7 @@ fn read_bytes<'d>(
                     decoded.len() - 1
                 }
             };
-            decoded.get(at)?.1.get(span.range())
+            decoded.get(at)?.1.get(span.range(*len as usize))
         }
     }
 }
@@ -643,6 +667,13 @@ fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl Span {
+        /// Its length as written (`ALONE` for one as long as its block).
+        fn len(self) -> u32 {
+            self.at & ALONE
+        }
+    }
 
     /// A text kept as a record of one field (with an empty id), as most
     /// tests here push them.
@@ -766,11 +797,11 @@ mod tests {
         ];
         let mut arena = Arena::default();
         let spans: Vec<Span> = ids.iter().map(|id| arena.push_record(1, id, [])).collect();
-        assert_eq!(spans[0].len, 17, "a header byte and 16");
+        assert_eq!(spans[0].len(), 17, "a header byte and 16");
         assert!(spans[1..]
             .iter()
             .zip(&ids[1..])
-            .all(|(s, id)| s.len as usize == 2 + id.len()));
+            .all(|(s, id)| s.len() as usize == 2 + id.len()));
         let mut reader = arena.reader();
         for (id, &span) in ids.iter().zip(&spans) {
             assert_eq!(reader.record::<0>(span).map(|r| r.id), Some(*id));
@@ -795,7 +826,11 @@ mod tests {
                 let fields: [Option<&str>; 3] =
                     std::array::from_fn(|i| (mask & (1 << i) != 0).then_some(texts[i]));
                 let span = arena.push_record(2, id, fields);
-                assert_eq!(span.len as usize, record_bytes(id, &fields));
+                let len = record_bytes(id, &fields);
+                assert_eq!(
+                    span.range(usize::MAX),
+                    span.range(0).start..span.range(0).start + len
+                );
                 rows.push((span, id, fields));
             }
         }
@@ -837,7 +872,7 @@ mod tests {
         for (_, text) in &texts {
             write_record(&mut records, "", None, &[Some(text.as_str())]);
         }
-        let first: usize = spans.iter().map(|s| s.len as usize).sum();
+        let first: usize = spans.iter().map(|s| s.len() as usize).sum();
         assert_eq!(arena.dictionary, records[..first]);
 
         let (blocks, open_of, dictionary) = arena.parts();
@@ -864,6 +899,20 @@ mod tests {
                     .zip(&texts)
                     .any(|(r, (_, t))| r.as_ref() != Some(t))
         );
+    }
+
+    #[test]
+    fn a_record_longer_than_a_span_can_say_reads_back_whole() {
+        let mut arena = Arena::default();
+        let longest = "y".repeat(ALONE as usize + 10);
+        let texts = [(0, "a".to_string()), (0, longest), (0, "b".to_string())];
+        let spans: Vec<Span> = texts.iter().map(|(l, t)| arena.push(*l, t)).collect();
+        assert_eq!(spans[1].at & ALONE, ALONE);
+        reads_back_from_its_parts(&arena, &texts, &spans);
+        // Block numbers have a word of their own.
+        let far = Span::new(1 << 20, 5, 7);
+        assert_eq!((far.block(), far.range(0)), (1 << 20, 5..12));
+        assert!(!arena.holds(far));
     }
 
     #[test]
