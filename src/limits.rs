@@ -6,6 +6,10 @@ use serde::Deserialize;
 /// Default compiled-size limit of a usage.api-counts `project` pattern.
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
+/// The largest `max_store_bytes`: a store's offsets into its interned text
+/// are 32-bit, and wasm32's memory holds no more anyway.
+pub const LARGEST_STORE_BYTES: usize = u32::MAX as usize;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Limits {
@@ -17,7 +21,8 @@ pub struct Limits {
     pub max_reported_rejections: usize,
     /// Memory budget of the store (`stats().storeBytes`). A batch that would take
     /// the store past it is refused whole (503 `store_full`); nothing is evicted,
-    /// so what was accepted is never lost behind the caller's back.
+    /// so what was accepted is never lost behind the caller's back. At most
+    /// `LARGEST_STORE_BYTES` (a larger value is taken as that).
     pub max_store_bytes: usize,
     /// Longest accepted query parameter value, in bytes (at most 64 KiB).
     pub max_param_bytes: usize,

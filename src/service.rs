@@ -17,7 +17,7 @@ use crate::ingest::{
     self, frame_batch, BatchForm, EntryForm, IngestReport, Source, StagedEdge, StagedInvocation,
     StagedOther, Stream,
 };
-use crate::limits::Limits;
+use crate::limits::{Limits, LARGEST_STORE_BYTES};
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{
@@ -252,6 +252,7 @@ impl LogEndpoints {
     pub fn new(config: Config) -> LogEndpoints {
         let mut limits = config.limits;
         limits.max_param_bytes = limits.max_param_bytes.min(MAX_VALUE_BYTES);
+        limits.max_store_bytes = limits.max_store_bytes.min(LARGEST_STORE_BYTES);
         LogEndpoints {
             keys: KeyRing::new(config.api_keys),
             limits,

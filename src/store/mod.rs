@@ -43,8 +43,9 @@ pub const NONE: Sym = u32::MAX;
 pub struct Interner {
     ids: OnceCell<Ids>,
     text: String,
-    /// Where each value ends in `text` (it starts where the one before ends).
-    ends: Vec<u64>,
+    /// Where each value ends in `text` (it starts where the one before ends):
+    /// 32 bits, as a store never holds 4 GiB (`limits::LARGEST_STORE_BYTES`).
+    ends: Vec<u32>,
 }
 
 /// Hashes integer keys no sender chooses (`Sym`s, small integers) in one
@@ -142,7 +143,7 @@ impl Ids {
 }
 
 /// Value `id` of an interner's `text` cut at `ends`.
-fn value_of<'t>(text: &'t str, ends: &[u64], id: Sym) -> &'t str {
+fn value_of<'t>(text: &'t str, ends: &[u32], id: Sym) -> &'t str {
     let at = id as usize;
     let start = match at.checked_sub(1) {
         Some(before) => ends.get(before).copied(),
@@ -187,7 +188,7 @@ impl Interner {
         }
         self.text.push_str(value);
         columns::grow(&mut self.ends, 1);
-        self.ends.push(self.text.len() as u64);
+        self.ends.push(self.text.len() as u32);
         if let Some(ids) = self.ids.get_mut() {
             let (text, ends) = (&self.text, &self.ends);
             ids.insert(hash, id, |id| hash_of(value_of(text, ends, id)));
@@ -212,20 +213,20 @@ impl Interner {
     }
 
     /// The values' text and where each ends, as a snapshot stores them.
-    pub(crate) fn parts(&self) -> (&str, &[u64]) {
+    pub(crate) fn parts(&self) -> (&str, &[u32]) {
         (&self.text, &self.ends)
     }
 
     /// An interner of `text` cut at `ends`; `None` when the ends do not rise
     /// to the text's end on character boundaries.
-    pub(crate) fn from_parts(text: String, ends: Vec<u64>) -> Option<Interner> {
-        let mut start = 0u64;
+    pub(crate) fn from_parts(text: String, ends: Vec<u32>) -> Option<Interner> {
+        let mut start = 0u32;
         let cuts = ends.iter().fold(true, |ok, &end| {
             let fits = start <= end && text.is_char_boundary(end as usize);
             start = end;
             ok & fits
         });
-        (cuts && start == text.len() as u64).then(|| Interner {
+        (cuts && start as usize == text.len()).then(|| Interner {
             ids: OnceCell::new(),
             text,
             ends,
@@ -245,7 +246,7 @@ impl Interner {
     /// slots in the table of ids (counted before the table is built, since
     /// the first lookup builds it).
     fn heap_bytes(&self) -> usize {
-        self.text.capacity() + self.ends.capacity() * 8 + table_slots(self.len()) * ID_SLOT
+        self.text.capacity() + self.ends.capacity() * 4 + table_slots(self.len()) * ID_SLOT
     }
 
     /// The text interning `value` would add (counted again for a value new
@@ -274,7 +275,7 @@ impl Interner {
         let ends_growth =
             capacity_bound(self.ends.capacity(), self.ends.len() + values) - self.ends.capacity();
         let table_growth = table_slots(self.len() + values) - table_slots(self.len());
-        text_growth + ends_growth * 8 + table_growth * ID_SLOT
+        text_growth + ends_growth * 4 + table_growth * ID_SLOT
     }
 }
 

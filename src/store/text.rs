@@ -268,7 +268,7 @@ pub struct Arena {
 const DICTIONARY_BYTES: usize = 8 << 10;
 
 /// Open blocks may hold at most this share of an arena's text (decoded)…
-const OPEN_SHARE: usize = 128;
+const OPEN_SHARE: usize = 256;
 /// … or this many bytes, whichever is more: past it, `compact` seals the
 /// largest, so that many projects that send little leave little text
 /// uncompressed.
