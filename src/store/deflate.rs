@@ -83,44 +83,68 @@ pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
 /// as far as its stream bears it out.
 const FIRST_OUTPUT: usize = 64 << 10;
 
-/// The `len` bytes `compressed` decodes to after `dictionary`; `None` when
-/// it is not one whole stream of exactly that length.
-pub(crate) fn decompress(compressed: &[u8], len: usize, dictionary: &[u8]) -> Option<Vec<u8>> {
-    let start = dictionary.len();
-    let end = start.checked_add(len)?;
-    let mut out = vec![0u8; end.min(start + FIRST_OUTPUT)];
-    out.get_mut(..start)?.copy_from_slice(dictionary);
-    let mut decoder = Box::new(DecompressorOxide::new());
-    let (mut read, mut at) = (0, start);
-    loop {
-        let (status, more_read, written) = inflate(
-            &mut decoder,
-            compressed.get(read..)?,
-            &mut out,
-            at,
-            inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
-        );
-        read += more_read;
-        at += written;
-        match status {
-            TINFLStatus::Done => break,
-            TINFLStatus::HasMoreOutput if out.len() < end => {
-                let grown = out.len().saturating_mul(2).min(end);
-                out.resize(grown, 0);
+/// Decodes blocks one after another, reusing its state (11 KiB) and the
+/// caller's buffers: logs.all decodes a few blocks a query.
+#[derive(Default)]
+pub(crate) struct Decoder {
+    state: Option<Box<DecompressorOxide>>,
+}
+
+impl Decoder {
+    /// Leaves in `out` the dictionary followed by the `len` bytes
+    /// `compressed` decodes to; false when it is not one whole stream of
+    /// exactly that length.
+    pub(crate) fn decode_into(
+        &mut self,
+        compressed: &[u8],
+        len: usize,
+        dictionary: &[u8],
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let start = dictionary.len();
+        let Some(end) = start.checked_add(len) else {
+            return false;
+        };
+        out.clear();
+        out.extend_from_slice(dictionary);
+        out.resize(end.min(start + FIRST_OUTPUT), 0);
+        let state = self.state.get_or_insert_with(Default::default);
+        state.init();
+        let (mut read, mut at) = (0, start);
+        loop {
+            let (status, more_read, written) = inflate(
+                state,
+                compressed.get(read..).unwrap_or_default(),
+                out,
+                at,
+                inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
+            );
+            read += more_read;
+            at += written;
+            match status {
+                TINFLStatus::Done => break,
+                TINFLStatus::HasMoreOutput if out.len() < end => {
+                    let grown = out.len().saturating_mul(2).min(end);
+                    out.resize(grown, 0);
+                }
+                _ => return false,
             }
-            _ => return None,
         }
+        read == compressed.len() && at == end
     }
-    (read == compressed.len() && at == end).then(|| {
-        out.drain(..start);
-        out.shrink_to_fit();
-        out
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The block `compressed` decodes to, with a decoder of its own.
+    fn decompress(compressed: &[u8], len: usize, dictionary: &[u8]) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        Decoder::default()
+            .decode_into(compressed, len, dictionary, &mut out)
+            .then(|| out.split_off(dictionary.len()))
+    }
 
     fn noise(len: usize, mut seed: u64) -> Vec<u8> {
         (0..len)

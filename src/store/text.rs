@@ -541,7 +541,7 @@ impl Arena {
     pub fn reader(&self) -> TextReader<'_> {
         TextReader {
             arena: self,
-            decoded: Vec::new(),
+            decoded: Decoded::default(),
             uuid: String::new(),
             damaged: false,
         }
@@ -572,7 +572,7 @@ const DECODED_BLOCKS: usize = 16;
 /// `damaged` says so.
 pub struct TextReader<'a> {
     arena: &'a Arena,
-    decoded: Vec<(usize, Vec<u8>)>,
+    decoded: Decoded,
     /// A packed UUID, written out.
     uuid: String,
     damaged: bool,
@@ -619,13 +619,18 @@ impl TextReader<'_> {
     }
 }
 
+/// A reader's decoded blocks (the last `DECODED_BLOCKS`, each its block
+/// number and the arena's dictionary followed by its text) and the decoder
+/// that fills them, reused from block to block.
+#[derive(Default)]
+struct Decoded {
+    blocks: Vec<(usize, Vec<u8>)>,
+    decoder: deflate::Decoder,
+}
+
 /// The bytes of `span`, from `arena`'s open block or from its sealed block
-/// decoded (kept in `decoded`, the last `DECODED_BLOCKS` of them).
-fn read_bytes<'d>(
-    arena: &'d Arena,
-    decoded: &'d mut Vec<(usize, Vec<u8>)>,
-    span: Span,
-) -> Option<&'d [u8]> {
+/// decoded (kept in `decoded`).
+fn read_bytes<'d>(arena: &'d Arena, decoded: &'d mut Decoded, span: Span) -> Option<&'d [u8]> {
     if span.is_null() {
         return None;
     }
@@ -633,24 +638,27 @@ fn read_bytes<'d>(
     match arena.blocks.get(index)? {
         Block::Open(text) => text.get(span.range(text.len())),
         Block::Sealed { compressed, len } => {
-            let at = match decoded.iter().position(|(i, _)| *i == index) {
+            let Decoded { blocks, decoder } = decoded;
+            let at = match blocks.iter().position(|(i, _)| *i == index) {
                 Some(at) => at,
                 None => {
-                    let text = decode(compressed, *len, &arena.dictionary)?;
-                    if decoded.len() == DECODED_BLOCKS {
-                        decoded.remove(0);
+                    let mut buffer = if blocks.len() == DECODED_BLOCKS {
+                        blocks.remove(0).1
+                    } else {
+                        Vec::new()
+                    };
+                    let dictionary = &arena.dictionary;
+                    if !decoder.decode_into(compressed, *len as usize, dictionary, &mut buffer) {
+                        return None;
                     }
-                    decoded.push((index, text));
-                    decoded.len() - 1
+                    blocks.push((index, buffer));
+                    blocks.len() - 1
                 }
             };
-            decoded.get(at)?.1.get(span.range(*len as usize))
+            let text = blocks.get(at)?.1.get(arena.dictionary.len()..)?;
+            text.get(span.range(*len as usize))
         }
     }
-}
-
-fn decode(compressed: &[u8], len: u32, dictionary: &[u8]) -> Option<Vec<u8>> {
-    deflate::decompress(compressed, len as usize, dictionary)
 }
 
 /// The 16 bytes of `id` when it is a UUID written exactly as `Uuid`
