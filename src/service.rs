@@ -691,7 +691,7 @@ impl LogEndpoints {
         };
         if !self.store.edge.fits(staged, text_after) {
             return Err(Error::BatchTooLarge {
-                reason: "the edge log store cannot address more text (4 GiB)".into(),
+                reason: "the edge log store cannot address more text or requests".into(),
             });
         }
         // Only once the batch is taken: a refused batch changes nothing.
@@ -736,7 +736,7 @@ impl LogEndpoints {
         })?;
         if !self.store.other.fits(text_after) {
             return Err(Error::BatchTooLarge {
-                reason: "the other sources' store cannot address more text (4 GiB)".into(),
+                reason: "the other sources' store cannot address more text".into(),
             });
         }
         self.store.other.append(entries);

@@ -376,6 +376,16 @@ mod tests {
             |s| s.edge.record[0] = Span::from_parts(1 << 20, 0),
             "record points outside its text",
         );
+        // Past the end of a block the store holds: a record running to the
+        // end from past it, and one longer than what is left.
+        refused(
+            |s| s.edge.record[0] = Span::from_parts(0, u32::MAX),
+            "record points outside its text",
+        );
+        refused(
+            |s| s.edge.record[0] = Span::from_parts(0, (1 << 17) - 2),
+            "record points outside its text",
+        );
         refused(|s| s.edge.record[0] = Span::NULL, "text lies outside");
     }
 }

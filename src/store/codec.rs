@@ -57,7 +57,7 @@ impl Fixed for Span {
         self.to_parts().put(out);
     }
     fn take(bytes: &[u8]) -> Option<Self> {
-        <(u32, u32)>::take(bytes).map(|(at, len)| Span::from_parts(at, len))
+        <(u32, u32)>::take(bytes).map(|(block, at)| Span::from_parts(block, at))
     }
 }
 

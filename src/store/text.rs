@@ -1,8 +1,8 @@
 //! A table's free text (ids, messages, raw metadata, other sources' entries)
-//! in deflate blocks (`deflate`), in lanes: each lane (a project's entries) fills a block of
-//! its own, which is compressed once full (with one dictionary for the
-//! arena), so memory holds about a fifth of the text's bytes and a project's
-//! newest rows are in its last blocks.
+//! in deflate blocks (`deflate`), in lanes: each lane (a project's entries)
+//! fills a block of its own, which is compressed once full (with one
+//! dictionary for the arena), so memory holds about a tenth of the text's
+//! bytes and a project's newest rows are in its last blocks.
 //! Only logs.all reads text back, for the rows of one project it returns: a
 //! `TextReader` decodes the few blocks those rows point into, each once, and
 //! checks them. A snapshot stores the blocks as they are (restoring decodes

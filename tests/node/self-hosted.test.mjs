@@ -194,7 +194,7 @@ test("a flood of database logs past their share of a shard never takes the Kong 
     const dbSink = sinkRequest("postgres.logs", PUBLIC_TOKEN);
     let flooded = 0;
     for (const [i, batch] of kong.batches.entries()) {
-      // Text LZ4 cannot shorten much: the flood's bytes are what it holds.
+      // Hex noise, which deflate shortens only by half: the flood fills the store.
       const noise = (n) => Array.from({ length: 4 }, (_, k) => createHash("sha256").update(`${n}/${k}`).digest("hex")).join("");
       const flood = Array.from({ length: 400 }, (_, j) => ({
         project: "default",
