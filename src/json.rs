@@ -1,14 +1,29 @@
 //! JSON by hand: writing a row (logs.all's `metadata` is copied through as
-//! the raw text it arrived as; other rows derive `Serialize`), and reading an
-//! object's fields in their order with their values unparsed.
+//! the raw text it arrived as; other rows derive `Serialize` and are written
+//! by `push_value`), and reading an object's fields in their order with their
+//! values unparsed. What is written is byte for byte what serde_json writes.
 
-use std::fmt::Write;
 use std::marker::PhantomData;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::ser::{Impossible, Serialize, SerializeSeq, SerializeStruct, Serializer};
+use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::value::RawValue;
 
+/// Whether JSON writes `byte` as an escape (serde_json's set: `"`, `\\` and
+/// the control characters).
+fn escaped(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
 pub fn push_str(out: &mut String, value: &str) {
+    if !value.bytes().any(escaped) {
+        out.reserve(value.len() + 2);
+        out.push('"');
+        out.push_str(value);
+        out.push('"');
+        return;
+    }
     // serde_json's string escaping is the one the rest of the wire format uses.
     match serde_json::to_string(value) {
         Ok(escaped) => out.push_str(&escaped),
@@ -23,8 +38,33 @@ pub fn push_opt_str(out: &mut String, value: Option<&str>) {
     }
 }
 
+/// Appends what `write` writes to a small buffer: a number as serde_json's
+/// formatter writes it.
+fn push_formatted(out: &mut String, write: impl FnOnce(&mut &mut [u8]) -> std::io::Result<()>) {
+    let mut buffer = [0u8; 48];
+    let mut rest = &mut buffer[..];
+    if write(&mut rest).is_ok() {
+        let written = 48 - rest.len();
+        if let Some(Ok(text)) = buffer.get(..written).map(std::str::from_utf8) {
+            out.push_str(text);
+        }
+    }
+}
+
 pub fn push_int(out: &mut String, value: i64) {
-    let _ = write!(out, "{value}");
+    push_formatted(out, |b| CompactFormatter.write_i64(b, value));
+}
+
+fn push_uint(out: &mut String, value: u64) {
+    push_formatted(out, |b| CompactFormatter.write_u64(b, value));
+}
+
+/// A float as serde_json writes it: `null` when it is not finite.
+fn push_float(out: &mut String, value: f64) {
+    match value.is_finite() {
+        true => push_formatted(out, |b| CompactFormatter.write_f64(b, value)),
+        false => out.push_str("null"),
+    }
 }
 
 /// `"name":` — `name` must need no escaping (field names are fixed).
@@ -32,6 +72,232 @@ pub fn push_key(out: &mut String, name: &str) {
     out.push('"');
     out.push_str(name);
     out.push_str("\":");
+}
+
+/// Appends `value` as JSON, as `serde_json::to_string` writes it (false,
+/// and nothing appended, if that fails). Rows (structs of numbers, strings
+/// and options, and sequences of them) are written straight into `out`,
+/// with no String per row and no escaping of names or of strings that need
+/// none: in wasm that halves the time of an answer of many rows. Anything
+/// else is handed to serde_json.
+pub fn push_value<T: Serialize + ?Sized>(out: &mut String, value: &T) -> bool {
+    let start = out.len();
+    if value.serialize(Writer(out)).is_ok() {
+        return true;
+    }
+    out.truncate(start);
+    match serde_json::to_string(value) {
+        Ok(text) => {
+            out.push_str(&text);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// `push_value`'s serializer; `Unsupported` hands the value to serde_json.
+struct Writer<'o>(&'o mut String);
+
+#[derive(Debug)]
+struct Unsupported;
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("not written by hand")
+    }
+}
+
+impl std::error::Error for Unsupported {}
+
+impl serde::ser::Error for Unsupported {
+    fn custom<T: std::fmt::Display>(_: T) -> Unsupported {
+        Unsupported
+    }
+}
+
+type Written = Result<(), Unsupported>;
+
+impl<'o> Serializer for Writer<'o> {
+    type Ok = ();
+    type Error = Unsupported;
+    type SerializeSeq = Compound<'o>;
+    type SerializeTuple = Impossible<(), Unsupported>;
+    type SerializeTupleStruct = Impossible<(), Unsupported>;
+    type SerializeTupleVariant = Impossible<(), Unsupported>;
+    type SerializeMap = Impossible<(), Unsupported>;
+    type SerializeStruct = Compound<'o>;
+    type SerializeStructVariant = Impossible<(), Unsupported>;
+
+    fn serialize_bool(self, v: bool) -> Written {
+        self.0.push_str(if v { "true" } else { "false" });
+        Ok(())
+    }
+    fn serialize_i8(self, v: i8) -> Written {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Written {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Written {
+        self.serialize_i64(v.into())
+    }
+    fn serialize_i64(self, v: i64) -> Written {
+        push_int(self.0, v);
+        Ok(())
+    }
+    fn serialize_u8(self, v: u8) -> Written {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Written {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Written {
+        self.serialize_u64(v.into())
+    }
+    fn serialize_u64(self, v: u64) -> Written {
+        push_uint(self.0, v);
+        Ok(())
+    }
+    fn serialize_f32(self, _: f32) -> Written {
+        Err(Unsupported)
+    }
+    fn serialize_f64(self, v: f64) -> Written {
+        push_float(self.0, v);
+        Ok(())
+    }
+    fn serialize_char(self, _: char) -> Written {
+        Err(Unsupported)
+    }
+    fn serialize_str(self, v: &str) -> Written {
+        push_str(self.0, v);
+        Ok(())
+    }
+    fn serialize_bytes(self, _: &[u8]) -> Written {
+        Err(Unsupported)
+    }
+    fn serialize_none(self) -> Written {
+        self.serialize_unit()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Written {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Written {
+        self.0.push_str("null");
+        Ok(())
+    }
+    fn serialize_unit_struct(self, _: &'static str) -> Written {
+        self.serialize_unit()
+    }
+    fn serialize_unit_variant(self, _: &'static str, _: u32, variant: &'static str) -> Written {
+        self.serialize_str(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        value: &T,
+    ) -> Written {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Written {
+        Err(Unsupported)
+    }
+    fn serialize_seq(self, _: Option<usize>) -> Result<Compound<'o>, Unsupported> {
+        self.0.push('[');
+        Ok(Compound {
+            out: self.0,
+            first: true,
+        })
+    }
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Unsupported> {
+        Err(Unsupported)
+    }
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Compound<'o>, Unsupported> {
+        self.0.push('{');
+        Ok(Compound {
+            out: self.0,
+            first: true,
+        })
+    }
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, Unsupported> {
+        Err(Unsupported)
+    }
+}
+
+/// A struct or sequence being written: whether a comma comes before the next.
+struct Compound<'o> {
+    out: &'o mut String,
+    first: bool,
+}
+
+impl Compound<'_> {
+    fn comma(&mut self) {
+        if !std::mem::take(&mut self.first) {
+            self.out.push(',');
+        }
+    }
+}
+
+impl SerializeSeq for Compound<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Written {
+        self.comma();
+        value.serialize(Writer(self.out))
+    }
+    fn end(self) -> Written {
+        self.out.push(']');
+        Ok(())
+    }
+}
+
+impl SerializeStruct for Compound<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Written {
+        self.comma();
+        if name.bytes().any(escaped) {
+            push_str(self.out, name);
+            self.out.push(':');
+        } else {
+            push_key(self.out, name);
+        }
+        value.serialize(Writer(self.out))
+    }
+    fn end(self) -> Written {
+        self.out.push('}');
+        Ok(())
+    }
 }
 
 /// An object's fields in their order, each value as its raw text; names as
@@ -55,5 +321,99 @@ impl<'de: 'a, 'a, K: Deserialize<'de>> Deserialize<'de> for Fields<'a, K> {
             }
         }
         deserializer.deserialize_map(Visit(PhantomData))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Row {
+        timestamp: i64,
+        name: String,
+        avg: Option<f64>,
+        count: Option<i64>,
+        small: u8,
+        bits: u64,
+        ok: bool,
+        #[serde(rename = "we\"ird")]
+        weird: (),
+        seq: Vec<f64>,
+        nested: Inner,
+    }
+
+    #[derive(Serialize)]
+    struct Inner {
+        text: Option<String>,
+    }
+
+    /// Written through serde_json's map (flatten) and float (f32) paths.
+    #[derive(Serialize)]
+    struct Other {
+        #[serde(flatten)]
+        inner: Inner,
+        single: f32,
+        pair: (i64, char),
+    }
+
+    fn pushed<T: Serialize>(value: &T) -> String {
+        let mut out = "[".to_owned();
+        assert!(push_value(&mut out, value));
+        out.split_off(1)
+    }
+
+    fn float() -> impl Strategy<Value = f64> {
+        prop_oneof![
+            any::<u64>().prop_map(f64::from_bits),
+            any::<i32>().prop_map(f64::from),
+            Just(-0.0),
+            Just(f64::INFINITY),
+            Just(f64::NAN),
+            Just(1e21),
+            Just(0.1 + 0.2),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn a_row_is_written_as_serde_json_writes_it(
+            timestamp in any::<i64>(),
+            name in prop_oneof![any::<String>(), "[a-z\u{0}-\u{1f}\"\\\\]{0,2}"],
+            avg in proptest::option::of(float()),
+            count in proptest::option::of(any::<i64>()),
+            small in any::<u8>(),
+            bits in any::<u64>(),
+            ok in any::<bool>(),
+            seq in proptest::collection::vec(float(), 0..4),
+            text in proptest::option::of("[a-z\"\\\\\u{0}-\u{1f}\u{7f}é]{0,12}"),
+        ) {
+            let row = Row { timestamp, name, avg, count, small, bits, ok, weird: (), seq, nested: Inner { text: text.clone() } };
+            prop_assert_eq!(pushed(&row), serde_json::to_string(&row).unwrap());
+            let other = Other { inner: Inner { text }, single: small as f32 / 3.0, pair: (timestamp, 'x') };
+            prop_assert_eq!(pushed(&other), serde_json::to_string(&other).unwrap());
+        }
+    }
+
+    #[test]
+    fn every_character_is_escaped_as_serde_json_escapes_it() {
+        for c in (0..=0x80u32).filter_map(char::from_u32) {
+            let text = format!("a{c}b");
+            assert_eq!(
+                pushed(&text),
+                serde_json::to_string(&text).unwrap(),
+                "{c:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_written_is_left_out() {
+        let mut out = "x".to_owned();
+        let map = std::collections::HashMap::from([(vec![1u8], 1)]);
+        assert!(!push_value(&mut out, &map));
+        assert_eq!(out, "x");
     }
 }

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::EndpointKind;
 use crate::error::{Error, Result};
+use crate::json;
 use crate::params::Params;
 use crate::timestamp::Micros;
 
@@ -171,7 +172,7 @@ pub(crate) fn optional_timestamp(params: &Params, name: &str) -> Result<Option<M
 }
 
 /// The body `{"result":[…]}` being written, row by row, up to the endpoint's
-/// max rows. Rows are serialised with serde; logs.all writes its raw
+/// max rows. Rows are serialised with serde (`json::push_value`); logs.all writes its raw
 /// `metadata` by hand through `push_raw`.
 pub struct Rows {
     out: String,
@@ -192,10 +193,17 @@ impl Rows {
     }
 
     pub fn push<R: Serialize>(&mut self, row: &R) {
-        // At most max rows (1000) a query: one small String each costs nothing
-        // next to computing them. Serialising plain rows cannot fail.
-        if let Ok(text) = serde_json::to_string(row) {
-            self.push_raw(|out| out.push_str(&text));
+        if self.is_full() {
+            return;
+        }
+        let before = self.out.len();
+        if self.count > 0 {
+            self.out.push(',');
+        }
+        // Serialising plain rows cannot fail; a row that did would be left out.
+        match json::push_value(&mut self.out, row) {
+            true => self.count += 1,
+            false => self.out.truncate(before),
         }
     }
 
