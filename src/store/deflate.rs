@@ -1,22 +1,24 @@
 //! A text block compressed against an arena's dictionary: a raw deflate
 //! stream (RFC 1951) that may refer back into the dictionary, as a preset
-//! dictionary does in zlib. The compressor reads the dictionary, flushes to
-//! a byte boundary and keeps only what the block adds; the decoder starts
-//! with the dictionary already in its window. Deflate's Huffman stage codes
-//! the hex ids, addresses and numbers that LZ4 keeps as literals: a block
-//! comes to about half of LZ4's bytes.
+//! dictionary does in zlib. Deflate's Huffman stage codes the hex ids,
+//! addresses and numbers that LZ4 keeps as literals: a block comes to about
+//! half of LZ4's bytes. zlib-rs (a pure-Rust port of zlib-ng, with a safe
+//! API) compresses and decodes: on the benchmark's logs it seals blocks
+//! faster than miniz_oxide at a given size, and its streams decode faster.
 
 use std::cell::RefCell;
 
-use miniz_oxide::deflate::core::{
-    compress_to_output, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
-};
-use miniz_oxide::inflate::core::{decompress as inflate, inflate_flags, DecompressorOxide};
-use miniz_oxide::inflate::TINFLStatus;
+use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
-/// miniz's level 3: on the benchmark's logs, 0.55 of LZ4's bytes for 5×
-/// its time to seal a block; higher levels save a few % more for twice that.
-const LEVEL: i32 = 3;
+/// zlib's level 5 (zlib-ng's medium strategy). On the benchmark's 1M
+/// shard (native), 134.4 store bytes per edge entry, against 137.3 at level
+/// 4, 140.5 at level 3 and 135.8 with miniz_oxide's level 3; in wasm its
+/// seals take as long as level 4's and level 6's 3% longer.
+const LEVEL: i32 = 5;
+
+/// Raw deflate (negative: no zlib header or checksum) with deflate's largest
+/// window, 32 KiB: a block and its dictionary.
+const WINDOW_BITS: u8 = 15;
 
 /// Deflate codes a 258-byte match in as little as two bits: no block
 /// decodes to more than this many times its compressed bytes.
@@ -29,71 +31,46 @@ pub(crate) fn compressed_bound(len: usize) -> usize {
 }
 
 thread_local! {
-    /// A compressor that has read the last dictionary `compress` was given,
-    /// with a copy of it: each seal starts from a clone of its state instead
-    /// of reading the dictionary again (a third of a seal's time). A fixed
-    /// 310 KiB (and as much again while a seal runs), held by the engine as
-    /// its code is, not by a store.
-    static PRIMED: RefCell<Option<Primed>> = const { RefCell::new(None) };
-}
-
-struct Primed {
-    dictionary: Vec<u8>,
-    compressor: Box<CompressorOxide>,
-}
-
-impl Primed {
-    fn new(dictionary: &[u8]) -> Primed {
-        // A raw stream (negative window bits): no zlib header or checksum.
-        let flags = create_comp_flags_from_zip_params(LEVEL, -15, 0);
-        let mut compressor = Box::new(CompressorOxide::new(flags));
-        if !dictionary.is_empty() {
-            // A sync flush ends the dictionary's output on a byte boundary,
-            // which is dropped: what follows is a stream of its own.
-            let (status, _) =
-                compress_to_output(&mut compressor, dictionary, TDEFLFlush::Sync, |_| true);
-            debug_assert_eq!(status, TDEFLStatus::Okay);
-        }
-        Primed {
-            dictionary: dictionary.to_vec(),
-            compressor,
-        }
-    }
+    /// One compressor, reset for each seal: its state (about 300 KiB) is
+    /// held by the engine as its code is, not by a store.
+    static COMPRESSOR: RefCell<Option<Deflate>> = const { RefCell::new(None) };
 }
 
 /// `block` deflated against `dictionary` (whose bytes the stream may refer
-/// to); `None` if miniz did not finish the stream (never seen).
+/// to); `None` if the stream did not end within `compressed_bound` bytes
+/// (never seen).
 pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
-    let mut compressor = PRIMED.with_borrow_mut(|primed| {
-        let primed = match primed {
-            Some(p) if p.dictionary == dictionary => p,
-            _ => primed.insert(Primed::new(dictionary)),
-        };
-        primed.compressor.clone()
-    });
-    let mut out = Vec::with_capacity(compressed_bound(block.len()));
-    let (status, _) = compress_to_output(&mut compressor, block, TDEFLFlush::Finish, |bytes| {
-        out.extend_from_slice(bytes);
-        true
-    });
-    (status == TDEFLStatus::Done).then(|| out.into_boxed_slice())
+    COMPRESSOR.with_borrow_mut(|compressor| {
+        let compressor = compressor.get_or_insert_with(|| Deflate::new(LEVEL, false, WINDOW_BITS));
+        compressor.reset();
+        if !dictionary.is_empty() {
+            compressor.set_dictionary(dictionary).ok()?;
+        }
+        let mut out = vec![0; compressed_bound(block.len())];
+        match compressor.compress(block, &mut out, DeflateFlush::Finish) {
+            Ok(Status::StreamEnd) => {}
+            _ => return None,
+        }
+        out.truncate(usize::try_from(compressor.total_out()).ok()?);
+        Some(out.into_boxed_slice())
+    })
 }
 
 /// Output a decoder starts with: a block's claimed length is only trusted
 /// as far as its stream bears it out.
 const FIRST_OUTPUT: usize = 64 << 10;
 
-/// Decodes blocks one after another, reusing its state (11 KiB) and the
-/// caller's buffers: logs.all decodes a few blocks a query.
+/// Decodes blocks one after another, reusing its state (its 32 KiB window
+/// included) and the caller's buffers: logs.all decodes a few blocks a query.
 #[derive(Default)]
 pub(crate) struct Decoder {
-    state: Option<Box<DecompressorOxide>>,
+    state: Option<Inflate>,
 }
 
 impl Decoder {
-    /// Leaves in `out` the dictionary followed by the `len` bytes
-    /// `compressed` decodes to; false when it is not one whole stream of
-    /// exactly that length.
+    /// Leaves in `out` the `len` bytes `compressed` decodes to (against
+    /// `dictionary`); false when it is not one whole stream of exactly that
+    /// length.
     pub(crate) fn decode_into(
         &mut self,
         compressed: &[u8],
@@ -101,36 +78,34 @@ impl Decoder {
         dictionary: &[u8],
         out: &mut Vec<u8>,
     ) -> bool {
-        let start = dictionary.len();
-        let Some(end) = start.checked_add(len) else {
-            return false;
-        };
         out.clear();
-        out.extend_from_slice(dictionary);
-        out.resize(end.min(start + FIRST_OUTPUT), 0);
-        let state = self.state.get_or_insert_with(Default::default);
-        state.init();
-        let (mut read, mut at) = (0, start);
+        out.resize(len.min(FIRST_OUTPUT), 0);
+        let inflate = self
+            .state
+            .get_or_insert_with(|| Inflate::new(false, WINDOW_BITS));
+        inflate.reset(false);
+        if !dictionary.is_empty() && inflate.set_dictionary(dictionary).is_err() {
+            return false;
+        }
+        let (mut read, mut at) = (0usize, 0usize);
         loop {
-            let (status, more_read, written) = inflate(
-                state,
-                compressed.get(read..).unwrap_or_default(),
-                out,
-                at,
-                inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF,
-            );
-            read += more_read;
-            at += written;
+            let (total_in, total_out) = (inflate.total_in(), inflate.total_out());
+            let (Some(input), Some(output)) = (compressed.get(read..), out.get_mut(at..)) else {
+                return false;
+            };
+            let status = inflate.decompress(input, output, InflateFlush::NoFlush);
+            read += (inflate.total_in() - total_in) as usize;
+            at += (inflate.total_out() - total_out) as usize;
             match status {
-                TINFLStatus::Done => break,
-                TINFLStatus::HasMoreOutput if out.len() < end => {
-                    let grown = out.len().saturating_mul(2).min(end);
+                Ok(Status::StreamEnd) => break,
+                Ok(_) if at == out.len() && out.len() < len => {
+                    let grown = out.len().saturating_mul(2).min(len);
                     out.resize(grown, 0);
                 }
                 _ => return false,
             }
         }
-        read == compressed.len() && at == end
+        read == compressed.len() && at == len
     }
 }
 
@@ -143,7 +118,7 @@ mod tests {
         let mut out = Vec::new();
         Decoder::default()
             .decode_into(compressed, len, dictionary, &mut out)
-            .then(|| out.split_off(dictionary.len()))
+            .then_some(out)
     }
 
     fn noise(len: usize, mut seed: u64) -> Vec<u8> {

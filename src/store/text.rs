@@ -620,8 +620,8 @@ impl TextReader<'_> {
 }
 
 /// A reader's decoded blocks (the last `DECODED_BLOCKS`, each its block
-/// number and the arena's dictionary followed by its text) and the decoder
-/// that fills them, reused from block to block.
+/// number and its text) and the decoder that fills them, reused from block
+/// to block.
 #[derive(Default)]
 struct Decoded {
     blocks: Vec<(usize, Vec<u8>)>,
@@ -655,7 +655,7 @@ fn read_bytes<'d>(arena: &'d Arena, decoded: &'d mut Decoded, span: Span) -> Opt
                     blocks.len() - 1
                 }
             };
-            let text = blocks.get(at)?.1.get(arena.dictionary.len()..)?;
+            let text = &blocks.get(at)?.1;
             text.get(span.range(*len as usize))
         }
     }

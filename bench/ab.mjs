@@ -1,0 +1,83 @@
+// Compares two builds of the package in one Node process: the same data is
+// ingested into each, then every query of a plan runs on both, alternately,
+// so that the machine's noise falls on both alike. Prints ingest times, and
+// per query the medians and their ratio (B ÷ A; below 1: B is faster).
+//
+//   node bench/ab.mjs --a DIR --b DIR [--data DIR] [--plan FILE] [--reps N]
+//
+// --a, --b: package directories (a build's pkg/). For another commit's:
+//   git worktree add /tmp/base <commit> && (cd /tmp/base && bash scripts/build.sh)
+//   node bench/ab.mjs --a /tmp/base/pkg --b pkg
+// --data: a directory with edge_logs.ndjson and function_edge_logs.ndjson,
+//   and --plan its query plan; both as bench.mjs leaves them (defaults: the
+//   1M shard, which `node bench/bench.mjs` generates).
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+
+const { values: args } = parseArgs({
+  options: {
+    a: { type: "string" },
+    b: { type: "string" },
+    data: { type: "string", default: "target/bench/data/5a1f844a-shard-1000000" },
+    plan: { type: "string", default: "target/bench/plan-shard.json" },
+    reps: { type: "string", default: "5" },
+  },
+});
+if (!args.a || !args.b) {
+  console.error("usage: node bench/ab.mjs --a PKG_DIR --b PKG_DIR [--data DIR] [--plan FILE] [--reps N]");
+  process.exit(2);
+}
+const plan = JSON.parse(readFileSync(args.plan, "utf8"));
+const reps = Number(args.reps);
+
+/** A service of the package in `dir`, holding the data set; with its ingest time. */
+async function load(dir) {
+  const { LogEndpoints } = await import(resolve(dir, "node.js"));
+  const svc = new LogEndpoints({
+    apiKeys: ["bench"],
+    now: plan.nowUs / 1000,
+    limits: { maxStoreBytes: 4 * 2 ** 30 - 1, maxBatchBytes: 64 << 20 },
+  });
+  let ingestMs = 0;
+  for (const stream of ["edge_logs", "function_edge_logs"]) {
+    const fd = openSync(`${args.data}/${stream}.ndjson`, "r");
+    const buffer = Buffer.alloc(32 << 20);
+    let filled = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, filled, buffer.length - filled, null);
+      filled += read;
+      if (filled === 0) break;
+      const end = read === 0 ? filled : buffer.lastIndexOf(10, filled - 1) + 1;
+      const started = performance.now();
+      svc.ingest(stream, buffer.subarray(0, end));
+      ingestMs += performance.now() - started;
+      buffer.copy(buffer, 0, end, filled);
+      filled -= end;
+      if (read === 0 && filled === 0) break;
+    }
+    closeSync(fd);
+  }
+  return { svc, ingestMs, storeBytes: svc.stats().storeBytes };
+}
+
+const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
+const a = await load(args.a);
+const b = await load(args.b);
+console.log(`ingest ms: A ${a.ingestMs.toFixed(0)}, B ${b.ingestMs.toFixed(0)}, B ÷ A ${(b.ingestMs / a.ingestMs).toFixed(2)}`);
+console.log(`storeBytes: A ${a.storeBytes}, B ${b.storeBytes}, B ÷ A ${(b.storeBytes / a.storeBytes).toFixed(3)}`);
+for (const [name, entry] of Object.entries(plan.queries)) {
+  const times = [[], []];
+  for (let r = 0; r < reps; r++) {
+    for (const run of entry.runs) {
+      [a, b].forEach(({ svc }, i) => {
+        svc.clearCache();
+        const started = performance.now();
+        svc.queryRaw(entry.endpoint, run, "bench");
+        times[i].push(performance.now() - started);
+      });
+    }
+  }
+  const [ma, mb] = times.map(median);
+  console.log(`${name.padEnd(40)} A ${ma.toFixed(4)} ms, B ${mb.toFixed(4)} ms, B ÷ A ${(mb / ma).toFixed(2)}`);
+}
