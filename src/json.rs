@@ -236,7 +236,12 @@ impl<'o> Serializer for Writer<'o> {
     fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Compound<'o>, Unsupported> {
+    fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'o>, Unsupported> {
+        // serde_json's RawValue (and Number with arbitrary precision) pass
+        // through here under a private name that serde_json writes as raw text.
+        if name.starts_with("$serde_json::") {
+            return Err(Unsupported);
+        }
         self.0.push('{');
         Ok(Compound {
             out: self.0,
@@ -350,13 +355,20 @@ mod tests {
         text: Option<String>,
     }
 
-    /// Written through serde_json's map (flatten) and float (f32) paths.
+    /// Written through serde_json's map (flatten), float (f32) and raw
+    /// value paths.
     #[derive(Serialize)]
     struct Other {
         #[serde(flatten)]
         inner: Inner,
         single: f32,
         pair: (i64, char),
+    }
+
+    #[derive(Serialize)]
+    struct Raw<'a> {
+        count: i64,
+        raw: &'a RawValue,
     }
 
     fn pushed<T: Serialize>(value: &T) -> String {
@@ -395,6 +407,13 @@ mod tests {
             let other = Other { inner: Inner { text }, single: small as f32 / 3.0, pair: (timestamp, 'x') };
             prop_assert_eq!(pushed(&other), serde_json::to_string(&other).unwrap());
         }
+    }
+
+    #[test]
+    fn raw_text_is_written_as_it_is() {
+        let raw = serde_json::from_str::<&RawValue>(r#"{ "a" : [1, 2.50] }"#).unwrap();
+        let row = Raw { count: 3, raw };
+        assert_eq!(pushed(&row), r#"{"count":3,"raw":{ "a" : [1, 2.50] }}"#);
     }
 
     #[test]

@@ -10,14 +10,20 @@ use std::cell::RefCell;
 
 use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
-/// zlib's level 5 (zlib-ng's medium strategy). On the benchmark's 1M
-/// shard (native), 134.4 store bytes per edge entry, against 137.3 at level
-/// 4, 140.5 at level 3 and 135.8 with miniz_oxide's level 3; in wasm its
-/// seals take as long as level 4's and level 6's 3% longer.
-const LEVEL: i32 = 5;
+/// zlib's level 4 (zlib-ng's medium strategy). On the benchmark's 1M
+/// shard (native), 137.3 store bytes per edge entry, against 140.5 at level
+/// 3, 134.4 at level 5 and 135.8 with miniz_oxide's level 3. In wasm
+/// (`bench/ab.mjs`) it ingests 2–5% faster than miniz_oxide did; level 5
+/// ingests 4% slower than miniz_oxide.
+const LEVEL: i32 = 4;
 
-/// Raw deflate (negative: no zlib header or checksum) with deflate's largest
-/// window, 32 KiB: a block and its dictionary.
+// Level 1 (deflate_quick) writes fixed codes, which can pass
+// `compressed_bound`; levels 2 and up store a block that does not shrink.
+const _: () = assert!(LEVEL >= 2);
+
+/// Raw deflate (no zlib header or checksum) with deflate's largest window,
+/// 32 KiB: a block and its dictionary. (`Inflate::reset` takes zlib's
+/// default window, which is this one.)
 const WINDOW_BITS: u8 = 15;
 
 /// Deflate codes a 258-byte match in as little as two bits: no block
@@ -31,7 +37,7 @@ pub(crate) fn compressed_bound(len: usize) -> usize {
 }
 
 thread_local! {
-    /// One compressor, reset for each seal: its state (about 300 KiB) is
+    /// One compressor, reset for each seal: its state (about 370 KiB) is
     /// held by the engine as its code is, not by a store.
     static COMPRESSOR: RefCell<Option<Deflate>> = const { RefCell::new(None) };
 }
