@@ -36,10 +36,20 @@ pub(crate) fn compressed_bound(len: usize) -> usize {
     len + len / 1024 + 64
 }
 
+/// The output buffer a compressor keeps: a full block's bound.
+const KEPT_OUTPUT: usize = 33 << 10;
+
+/// A compressor and the buffer it writes to, both reused from seal to seal.
+struct Compressor {
+    deflate: Deflate,
+    out: Vec<u8>,
+}
+
 thread_local! {
-    /// One compressor, reset for each seal: its state (about 370 KiB) is
-    /// held by the engine as its code is, not by a store.
-    static COMPRESSOR: RefCell<Option<Deflate>> = const { RefCell::new(None) };
+    /// One compressor, reset for each seal: its state (about 370 KiB) and
+    /// buffer (a block's bound) are held by the engine as its code is, not
+    /// by a store.
+    static COMPRESSOR: RefCell<Option<Compressor>> = const { RefCell::new(None) };
 }
 
 /// `block` deflated against `dictionary` (whose bytes the stream may refer
@@ -47,18 +57,34 @@ thread_local! {
 /// (never seen).
 pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
     COMPRESSOR.with_borrow_mut(|compressor| {
-        let compressor = compressor.get_or_insert_with(|| Deflate::new(LEVEL, false, WINDOW_BITS));
-        compressor.reset();
+        let Compressor { deflate, out } = compressor.get_or_insert_with(|| Compressor {
+            deflate: Deflate::new(LEVEL, false, WINDOW_BITS),
+            out: Vec::new(),
+        });
+        deflate.reset();
         if !dictionary.is_empty() {
-            compressor.set_dictionary(dictionary).ok()?;
+            deflate.set_dictionary(dictionary).ok()?;
         }
-        let mut out = vec![0; compressed_bound(block.len())];
-        match compressor.compress(block, &mut out, DeflateFlush::Finish) {
+        // Zeroed once, not at every seal; only what a seal writes is copied
+        // out. A record longer than a block gets a buffer of its own.
+        let bound = compressed_bound(block.len());
+        let mut own = Vec::new();
+        let out = match bound <= KEPT_OUTPUT {
+            true => {
+                out.resize(KEPT_OUTPUT, 0);
+                out
+            }
+            false => {
+                own.resize(bound, 0);
+                &mut own
+            }
+        };
+        match deflate.compress(block, out.get_mut(..bound)?, DeflateFlush::Finish) {
             Ok(Status::StreamEnd) => {}
             _ => return None,
         }
-        out.truncate(usize::try_from(compressor.total_out()).ok()?);
-        Some(out.into_boxed_slice())
+        let written = usize::try_from(deflate.total_out()).ok()?;
+        out.get(..written).map(Box::from)
     })
 }
 
