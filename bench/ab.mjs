@@ -10,16 +10,28 @@
 //   node bench/ab.mjs --a /tmp/base/pkg --b pkg
 // --data: a directory with edge_logs.ndjson and function_edge_logs.ndjson,
 //   and --plan its query plan; both as bench.mjs leaves them (defaults: the
-//   1M shard, which `node bench/bench.mjs` generates).
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
-import { resolve } from "node:path";
+//   newest 1M shard under target/bench/data, which `node bench/bench.mjs`
+//   generates, and its plan).
+import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+
+/** The most recently generated data set of `suffix` under target/bench/data. */
+function newestData(suffix) {
+  const root = "target/bench/data";
+  const dirs = readdirSync(root)
+    .filter((name) => name.endsWith(suffix))
+    .map((name) => join(root, name))
+    .sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs);
+  if (!dirs.length) throw new Error(`no ${root}/*${suffix}: run node bench/bench.mjs first, or pass --data`);
+  return dirs[0];
+}
 
 const { values: args } = parseArgs({
   options: {
     a: { type: "string" },
     b: { type: "string" },
-    data: { type: "string", default: "target/bench/data/5a1f844a-shard-1000000" },
+    data: { type: "string" },
     plan: { type: "string", default: "target/bench/plan-shard.json" },
     reps: { type: "string", default: "5" },
   },
@@ -28,6 +40,7 @@ if (!args.a || !args.b) {
   console.error("usage: node bench/ab.mjs --a PKG_DIR --b PKG_DIR [--data DIR] [--plan FILE] [--reps N]");
   process.exit(2);
 }
+const data = args.data ?? newestData("-shard-1000000");
 const plan = JSON.parse(readFileSync(args.plan, "utf8"));
 const reps = Number(args.reps);
 
@@ -41,7 +54,7 @@ async function load(dir) {
   });
   let ingestMs = 0;
   for (const stream of ["edge_logs", "function_edge_logs"]) {
-    const fd = openSync(`${args.data}/${stream}.ndjson`, "r");
+    const fd = openSync(`${data}/${stream}.ndjson`, "r");
     const buffer = Buffer.alloc(32 << 20);
     let filled = 0;
     for (;;) {
