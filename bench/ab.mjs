@@ -1,46 +1,48 @@
 // Compares two builds of the package in one Node process: the same data is
 // ingested into each, then every query of a plan runs on both, alternately,
 // so that the machine's noise falls on both alike. Prints ingest times, and
-// per query the medians and their ratio (B ÷ A; below 1: B is faster).
+// per query the medians and their ratio (B ÷ A; below 1: B is faster). Fails
+// (exit 1) when the two builds answer a query differently.
 //
-//   node bench/ab.mjs --a DIR --b DIR [--data DIR] [--plan FILE] [--reps N]
+//   node bench/ab.mjs --a DIR --b DIR [--size N] [--data DIR] [--plan FILE] [--reps N]
 //
 // --a, --b: package directories (a build's pkg/). For another commit's:
 //   git worktree add /tmp/base <commit> && (cd /tmp/base && bash scripts/build.sh)
 //   node bench/ab.mjs --a /tmp/base/pkg --b pkg
-// --data: a directory with edge_logs.ndjson and function_edge_logs.ndjson,
-//   and --plan its query plan; both as bench.mjs leaves them (defaults: the
-//   newest 1M shard under target/bench/data, which `node bench/bench.mjs`
-//   generates, and its plan).
-import { closeSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+// --size: the shard data set of N entries per stream that `node bench/bench.mjs`
+//   generated (default 1000000; the newest, if the generator changed), or
+//   --data: a directory with edge_logs.ndjson and function_edge_logs.ndjson.
+// --plan: the queries (default: the shard plan the last bench run wrote; the
+//   test command's smoke run writes a one-run plan).
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-
-/** The most recently generated data set of `suffix` under target/bench/data. */
-function newestData(suffix) {
-  const root = "target/bench/data";
-  const dirs = readdirSync(root)
-    .filter((name) => name.endsWith(suffix))
-    .map((name) => join(root, name))
-    .sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs);
-  if (!dirs.length) throw new Error(`no ${root}/*${suffix}: run node bench/bench.mjs first, or pass --data`);
-  return dirs[0];
-}
 
 const { values: args } = parseArgs({
   options: {
     a: { type: "string" },
     b: { type: "string" },
+    size: { type: "string", default: "1000000" },
     data: { type: "string" },
     plan: { type: "string", default: "target/bench/plan-shard.json" },
     reps: { type: "string", default: "5" },
   },
 });
 if (!args.a || !args.b) {
-  console.error("usage: node bench/ab.mjs --a PKG_DIR --b PKG_DIR [--data DIR] [--plan FILE] [--reps N]");
+  console.error("usage: node bench/ab.mjs --a PKG_DIR --b PKG_DIR [--size N] [--data DIR] [--plan FILE] [--reps N]");
   process.exit(2);
 }
-const data = args.data ?? newestData("-shard-1000000");
+
+/** The most recently generated shard data set of `size` entries per stream. */
+function newestShard(size) {
+  const root = "target/bench/data";
+  const suffix = `-shard-${size}`;
+  const dirs = existsSync(root) ? readdirSync(root).filter((name) => name.endsWith(suffix)) : [];
+  if (!dirs.length) throw new Error(`no ${root}/*${suffix}: run node bench/bench.mjs first, or pass --data`);
+  return dirs.map((name) => join(root, name)).sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs)[0];
+}
+
+const data = args.data ?? newestShard(args.size);
 const plan = JSON.parse(readFileSync(args.plan, "utf8"));
 const reps = Number(args.reps);
 
@@ -71,7 +73,9 @@ async function load(dir) {
     }
     closeSync(fd);
   }
-  return { svc, ingestMs, storeBytes: svc.stats().storeBytes };
+  const { storeBytes, edgeEntries, functionRows } = svc.stats();
+  if (!edgeEntries || !functionRows) throw new Error(`${dir}: ${data} ingested no entries`);
+  return { svc, ingestMs, storeBytes };
 }
 
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
@@ -79,18 +83,25 @@ const a = await load(args.a);
 const b = await load(args.b);
 console.log(`ingest ms: A ${a.ingestMs.toFixed(0)}, B ${b.ingestMs.toFixed(0)}, B ÷ A ${(b.ingestMs / a.ingestMs).toFixed(2)}`);
 console.log(`storeBytes: A ${a.storeBytes}, B ${b.storeBytes}, B ÷ A ${(b.storeBytes / a.storeBytes).toFixed(3)}`);
+const differ = [];
 for (const [name, entry] of Object.entries(plan.queries)) {
   const times = [[], []];
   for (let r = 0; r < reps; r++) {
     for (const run of entry.runs) {
-      [a, b].forEach(({ svc }, i) => {
+      const bodies = [a, b].map(({ svc }, i) => {
         svc.clearCache();
         const started = performance.now();
-        svc.queryRaw(entry.endpoint, run, "bench");
+        const { body } = svc.queryRaw(entry.endpoint, run, "bench");
         times[i].push(performance.now() - started);
+        return body;
       });
+      if (r === 0 && bodies[0] !== bodies[1]) differ.push(`${name} ${JSON.stringify(run)}`);
     }
   }
   const [ma, mb] = times.map(median);
   console.log(`${name.padEnd(40)} A ${ma.toFixed(4)} ms, B ${mb.toFixed(4)} ms, B ÷ A ${(mb / ma).toFixed(2)}`);
+}
+if (differ.length) {
+  console.error(`A and B answer differently:\n${differ.join("\n")}`);
+  process.exit(1);
 }

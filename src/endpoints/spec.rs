@@ -193,6 +193,20 @@ impl Rows {
     }
 
     pub fn push<R: Serialize>(&mut self, row: &R) {
+        // Serialising plain rows cannot fail; a row that did would be left out.
+        self.push_if(|out| json::push_value(out, row));
+    }
+
+    /// Appends one row written by `write`, which must write one JSON value.
+    pub fn push_raw(&mut self, write: impl FnOnce(&mut String)) {
+        self.push_if(|out| {
+            write(out);
+            true
+        });
+    }
+
+    /// Appends the row `write` writes, unless it says it wrote none.
+    fn push_if(&mut self, write: impl FnOnce(&mut String) -> bool) {
         if self.is_full() {
             return;
         }
@@ -200,23 +214,10 @@ impl Rows {
         if self.count > 0 {
             self.out.push(',');
         }
-        // Serialising plain rows cannot fail; a row that did would be left out.
-        match json::push_value(&mut self.out, row) {
+        match write(&mut self.out) {
             true => self.count += 1,
             false => self.out.truncate(before),
         }
-    }
-
-    /// Appends one row written by `write`, which must write one JSON value.
-    pub fn push_raw(&mut self, write: impl FnOnce(&mut String)) {
-        if self.is_full() {
-            return;
-        }
-        if self.count > 0 {
-            self.out.push(',');
-        }
-        self.count += 1;
-        write(&mut self.out);
     }
 
     pub(crate) fn finish(mut self) -> String {
