@@ -6,7 +6,7 @@
 use std::marker::PhantomData;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-use serde::ser::{Impossible, Serialize, SerializeSeq, SerializeStruct, Serializer};
+use serde::ser::{Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::value::RawValue;
 
@@ -125,7 +125,7 @@ impl<'o> Serializer for Writer<'o> {
     type SerializeTuple = Impossible<(), Unsupported>;
     type SerializeTupleStruct = Impossible<(), Unsupported>;
     type SerializeTupleVariant = Impossible<(), Unsupported>;
-    type SerializeMap = Impossible<(), Unsupported>;
+    type SerializeMap = Compound<'o>;
     type SerializeStruct = Compound<'o>;
     type SerializeStructVariant = Impossible<(), Unsupported>;
 
@@ -234,8 +234,12 @@ impl<'o> Serializer for Writer<'o> {
     ) -> Result<Self::SerializeTupleVariant, Unsupported> {
         Err(Unsupported)
     }
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap, Unsupported> {
-        Err(Unsupported)
+    fn serialize_map(self, _: Option<usize>) -> Result<Compound<'o>, Unsupported> {
+        self.0.push('{');
+        Ok(Compound {
+            out: self.0,
+            first: true,
+        })
     }
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'o>, Unsupported> {
         // serde_json's RawValue (and Number with arbitrary precision) pass
@@ -283,6 +287,39 @@ impl SerializeSeq for Compound<'_> {
     }
     fn end(self) -> Written {
         self.out.push(']');
+        Ok(())
+    }
+}
+
+impl SerializeMap for Compound<'_> {
+    type Ok = ();
+    type Error = Unsupported;
+    /// A key as serde_json writes one: a string as it is, an integer quoted;
+    /// any other key is handed to serde_json.
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Written {
+        self.comma();
+        let start = self.out.len();
+        key.serialize(Writer(self.out))?;
+        let written = self.out.get(start..).unwrap_or_default();
+        let integer = !written.is_empty()
+            && written
+                .bytes()
+                .enumerate()
+                .all(|(i, b)| b.is_ascii_digit() || (i == 0 && b == b'-'));
+        if integer {
+            self.out.insert(start, '"');
+            self.out.push('"');
+        } else if !written.starts_with('"') {
+            return Err(Unsupported);
+        }
+        self.out.push(':');
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Written {
+        value.serialize(Writer(self.out))
+    }
+    fn end(self) -> Written {
+        self.out.push('}');
         Ok(())
     }
 }
@@ -349,6 +386,8 @@ mod tests {
         weird: (),
         seq: Vec<f64>,
         nested: Inner,
+        buckets: std::collections::BTreeMap<i32, u64>,
+        named: std::collections::BTreeMap<String, Option<f64>>,
     }
 
     #[derive(Serialize)]
@@ -356,14 +395,15 @@ mod tests {
         text: Option<String>,
     }
 
-    /// Written through serde_json's map (flatten), float (f32) and raw
-    /// value paths.
+    /// Written through serde_json's float (f32), tuple and key (bool, f64)
+    /// paths, and (flatten) a map of our own.
     #[derive(Serialize)]
     struct Other {
         #[serde(flatten)]
         inner: Inner,
         single: f32,
         pair: (i64, char),
+        flags: std::collections::BTreeMap<bool, u8>,
     }
 
     #[derive(Serialize)]
@@ -402,10 +442,12 @@ mod tests {
             ok in any::<bool>(),
             seq in proptest::collection::vec(float(), 0..4),
             text in proptest::option::of("[a-z\"\\\\\u{0}-\u{1f}\u{7f}é]{0,12}"),
+            buckets in proptest::collection::btree_map(any::<i32>(), any::<u64>(), 0..4),
         ) {
-            let row = Row { timestamp, name, avg, count, small, bits, ok, weird: (), seq, nested: Inner { text: text.clone() } };
+            let named = [(name.clone(), avg)].into_iter().collect();
+            let row = Row { timestamp, name, avg, count, small, bits, ok, weird: (), seq, nested: Inner { text: text.clone() }, buckets, named };
             prop_assert_eq!(pushed(&row), serde_json::to_string(&row).unwrap());
-            let other = Other { inner: Inner { text }, single: small as f32 / 3.0, pair: (timestamp, 'x') };
+            let other = Other { inner: Inner { text }, single: small as f32 / 3.0, pair: (timestamp, 'x'), flags: [(ok, small)].into_iter().collect() };
             prop_assert_eq!(pushed(&other), serde_json::to_string(&other).unwrap());
         }
     }
@@ -435,5 +477,18 @@ mod tests {
         let map = std::collections::HashMap::from([(vec![1u8], 1)]);
         assert!(!push_value(&mut out, &map));
         assert_eq!(out, "x");
+    }
+
+    #[test]
+    fn map_keys_are_written_as_serde_json_writes_them() {
+        use std::collections::BTreeMap;
+        fn same<T: Serialize>(value: T) {
+            assert_eq!(pushed(&value), serde_json::to_string(&value).unwrap());
+        }
+        same(BTreeMap::from([(Some(3), 1), (None, 2)]).split_off(&Some(0)));
+        same(BTreeMap::from([(-7i64, 1), (u8::MAX.into(), 2)]));
+        same(BTreeMap::from([('c', 1)]));
+        same(BTreeMap::from([(1.5f64.to_bits(), "x")]));
+        same(BTreeMap::from([("a\"b", [1, 2])]));
     }
 }
