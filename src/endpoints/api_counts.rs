@@ -19,8 +19,8 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
 use crate::store::{
-    lower_bound, slot, EdgeTable, IntKeyMap, Selected, Store, Sym, UrlNames, UrlTrigrams, NONE,
-    SOLE, SOLE_URL,
+    lower_bound, lower_bound_from, slot, EdgeTable, IntKeyMap, Selected, Store, Sym, UrlNames,
+    UrlTrigrams, NONE, SOLE, SOLE_URL,
 };
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -674,7 +674,7 @@ fn count_by_scan(
     let mut at = start;
     while let Some(&timestamp) = table.timestamp.get(at) {
         let bucket = truncate(timestamp, width);
-        let end = lower_bound(&table.timestamp, bucket.saturating_add(width)).max(at + 1);
+        let end = lower_bound_from(&table.timestamp, at, bucket.saturating_add(width)).max(at + 1);
         let (Some(requests), Some(projects), Some(soles)) = (
             table.requests.get(at..end),
             table.project.get(at..end),

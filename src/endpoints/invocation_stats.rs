@@ -15,7 +15,9 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
 use crate::sketch::Sketch;
-use crate::store::{lower_bound, FunctionTable, Packed, Selected, Store, Sym, NO_STATUS};
+use crate::store::{
+    lower_bound, lower_bound_from, FunctionTable, Packed, Selected, Store, Sym, NO_STATUS,
+};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
 named_values! {
@@ -296,12 +298,14 @@ fn fill_by_scan(
     step: Micros,
     buckets: &mut [Bucket],
 ) {
-    // Rows are time-sorted, so each bucket is a slice found by binary search: no
-    // division per row, and only the four columns the bucket needs are read.
+    // Rows are time-sorted, so each bucket is a slice found by searching on
+    // from the last one's end: no division per row, and only the four columns
+    // the bucket needs are read.
+    let mut to = lower_bound(&table.timestamp, first);
     for (slot, bucket) in buckets.iter_mut().enumerate() {
         let bucket_start = first + slot as Micros * step;
-        let from = lower_bound(&table.timestamp, bucket_start);
-        let to = lower_bound(&table.timestamp, bucket_start.saturating_add(step));
+        let from = lower_bound_from(&table.timestamp, to, bucket_start);
+        to = lower_bound_from(&table.timestamp, from, bucket_start.saturating_add(step));
         let range = from..to;
         let (Some(projects), Some(functions), Some(statuses), Some(times)) = (
             table.project.get(range.clone()),

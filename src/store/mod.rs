@@ -840,6 +840,21 @@ pub fn lower_bound(timestamps: &[Micros], at: Micros) -> usize {
     timestamps.partition_point(|&t| t < at)
 }
 
+/// `lower_bound` of `at`, known to be at or after index `from`: a search that
+/// gallops from `from` (1, 2, 4, … rows on) and then bisects what it
+/// stepped over, so that walking a window bucket by bucket reads rows near
+/// those it read, not the column's middle (measured: usage.api-counts
+/// minutely, whose 60 buckets each searched the whole column).
+pub fn lower_bound_from(timestamps: &[Micros], from: usize, at: Micros) -> usize {
+    let rest = timestamps.get(from..).unwrap_or(&[]);
+    let mut reach = 1;
+    while rest.get(reach - 1).is_some_and(|&t| t < at) {
+        reach *= 2;
+    }
+    let stepped = rest.get(reach / 2..reach.min(rest.len())).unwrap_or(&[]);
+    from + reach / 2 + lower_bound(stepped, at)
+}
+
 /// First index whose timestamp is `> at` in a sorted column.
 pub fn upper_bound(timestamps: &[Micros], at: Micros) -> usize {
     timestamps.partition_point(|&t| t <= at)
@@ -848,6 +863,25 @@ pub fn upper_bound(timestamps: &[Micros], at: Micros) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lower_bound_from_any_start_before_the_answer_finds_lower_bound() {
+        let timestamps: Vec<Micros> = [1, 3, 3, 3, 5, 8, 8, 9, 12, 20, 20, 21]
+            .into_iter()
+            .chain(30..100)
+            .collect();
+        for at in -1..=101 {
+            let expected = lower_bound(&timestamps, at);
+            for from in 0..=expected {
+                assert_eq!(
+                    lower_bound_from(&timestamps, from, at),
+                    expected,
+                    "at {at} from {from}"
+                );
+            }
+        }
+        assert_eq!(lower_bound_from(&[], 0, 5), 0);
+    }
 
     /// One busy project's batches of distinct paths: its URL filter crowds,
     /// so the next batch builds a wide filter, which doubles as it fills; a
