@@ -23,7 +23,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSyn
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { generate } from "../scripts/generate-logs.mjs";
-import { DATASETS, END_MS, plan } from "./plan.mjs";
+import { DATASETS, END_MS, WARM_UP_MS, plan } from "./plan.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const args = process.argv.slice(2);
@@ -144,7 +144,7 @@ const med = (r, engine, name) => median(r[engine].queries[name].ms);
 const bestPeer = (r, name) => Math.min(med(r, "duck", name), med(r, "chdb", name));
 push(`# Benchmark results`, "",
   `\`node bench/bench.mjs${args.length ? " " + args.join(" ") : ""}\` on ${new Date().toISOString().slice(0, 10)}: ${cpu}, ${readFileSync("/proc/cpuinfo", "utf8").match(/^processor/gm).length} cores; Node ${process.version}; ${first.duck.version} with ${first.duck.threads} threads; ${first.chdb.version} with ${first.chdb.threads} threads. Ours runs on one thread.`, "",
-  `Uncached latency is the median (p95) of ${runs} runs with varied parameters and every cache cleared, after one untimed warm-up run; every run's row count agreed across all five engines. A peer stops a query after 5 runs once it has spent its time budget on it ([n runs]). ` +
+  `Uncached latency is the median (p95) of ${runs} runs with varied parameters and every cache cleared, after a warm-up: the query's last parameters, untimed, again until ${WARM_UP_MS} ms have been spent on them, alike for every engine (V8 runs wasm in its baseline tier until a function is hot and its optimised code is ready, as in an object that has just started; \`node bench/cold-start.mjs\` measures that start); every run's row count agreed across all five engines. A peer stops a query after 5 runs once it has spent its time budget on it ([n runs]). ` +
   `**best peer ÷ wasm** is the better of flat DuckDB and chDB divided by ours (above 1 = we are faster).`, "",
   "Data: **shard** is a shard of a hosted platform, 2,000 projects with Zipf-like shares (the k-th busiest gets a share ∝ 1/k^1.1: the largest about 17% of the traffic, the median project about 0.01%, the tail about 0.004%), each with its own host and functions (`scripts/generate-logs.mjs --projects 2000`); every endpoint is asked for the **largest** project, for projects around the **median** and for the **tail** (the 20 smallest). **alike** is the same with refs \`tenant-1\` … \`tenant-2000\`, which share most of their characters. **five** is the earlier benchmark's data: five projects, the busiest about half of the traffic.", "");
 

@@ -11,6 +11,7 @@ import { parseArgs } from "node:util";
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
 const plan = JSON.parse(readFileSync(files.plan, "utf8"));
 const BATCH_BYTES = 32 << 20;
+if (typeof plan.warmUpMs !== "number") throw new Error("the plan has no warmUpMs: write it with plan()");
 
 const svc = new LogEndpoints({
   apiKeys: ["bench"],
@@ -56,7 +57,12 @@ for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
   const ms = [];
   const rows = [];
   svc.clearCache();
-  svc.queryRaw(endpoint, runs[runs.length - 1], "bench"); // warm-up (JIT, caches), not timed
+  // Warm-up (plan.mjs, WARM_UP_MS), not timed.
+  const warmStarted = performance.now();
+  do {
+    svc.clearCache();
+    svc.queryRaw(endpoint, runs[runs.length - 1], "bench");
+  } while (performance.now() - warmStarted < plan.warmUpMs);
   for (const params of runs) {
     svc.clearCache();
     const t0 = performance.now();

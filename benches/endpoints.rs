@@ -65,6 +65,9 @@ fn main() {
         serde_json::from_str(&std::fs::read_to_string(arg("--plan").expect("--plan")).unwrap())
             .unwrap();
     let now_us = plan["nowUs"].as_i64().unwrap();
+    let warm_up_ms = plan["warmUpMs"]
+        .as_f64()
+        .expect("the plan's warmUpMs (bench/plan.mjs)");
     let mut svc = LogEndpoints::new(Config {
         api_keys: vec![ApiKey::new("bench").unwrap()],
         limits: Limits {
@@ -98,10 +101,16 @@ fn main() {
         let endpoint = entry["endpoint"].as_str().unwrap();
         let mut times = Vec::new();
         let mut rows = Vec::new();
-        // Warm-up (caches, allocator), not timed.
+        // Warm-up (bench/plan.mjs, WARM_UP_MS), not timed.
         let warm = params(entry["runs"].as_array().unwrap().last().unwrap());
-        svc.clear_cache();
-        std::hint::black_box(svc.query(endpoint, &warm, Some("bench"), now_us).unwrap());
+        let warm_started = Instant::now();
+        loop {
+            svc.clear_cache();
+            std::hint::black_box(svc.query(endpoint, &warm, Some("bench"), now_us).unwrap());
+            if ms(warm_started) >= warm_up_ms {
+                break;
+            }
+        }
         for run in entry["runs"].as_array().unwrap() {
             let run = params(run);
             svc.clear_cache();
