@@ -13,10 +13,12 @@
 //   generated (default 1000000; the newest, if the generator changed), or
 //   --data: a directory with edge_logs.ndjson and function_edge_logs.ndjson.
 // --plan: the queries (default: the shard plan the last bench run wrote; the
-//   test command's smoke run writes a one-run plan).
+//   test command's smoke run writes a one-run plan). Each query first warms up
+//   on both builds by the benchmark's rule (plan.mjs, WARM_UP_MS).
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { warmUp } from "./plan.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -85,6 +87,12 @@ console.log(`ingest ms: A ${a.ingestMs.toFixed(0)}, B ${b.ingestMs.toFixed(0)}, 
 console.log(`storeBytes: A ${a.storeBytes}, B ${b.storeBytes}, B ÷ A ${(b.storeBytes / a.storeBytes).toFixed(3)}`);
 const differ = [];
 for (const [name, entry] of Object.entries(plan.queries)) {
+  for (const { svc } of [a, b]) {
+    await warmUp(plan, () => {
+      svc.clearCache();
+      svc.queryRaw(entry.endpoint, entry.runs[entry.runs.length - 1], "bench");
+    });
+  }
   const times = [[], []];
   for (let r = 0; r < reps; r++) {
     for (const run of entry.runs) {

@@ -86,11 +86,19 @@ function queriesFor(targets, runs, suffix) {
  * untimed, again until this many ms have been spent on them (at least once).
  * V8 first runs wasm in its baseline tier (Liftoff) and swaps in optimised code
  * (TurboFan) only at a later call, once a function is hot and compiled in the
- * background: one warm-up run left most timed runs of the short queries in the
- * baseline tier, 2-3x slower than a long-lived object serves them. The peers
- * warm up by the same rule (plans, caches, allocator).
+ * background: with one warm-up run, most timed runs of the short queries were
+ * in the baseline tier, 1.7-2.7x slower (api-counts minutely, alike refs, 1M).
+ * The peers warm up by the same rule (plans, caches, allocator).
  */
 export const WARM_UP_MS = 100;
+
+/** Runs `once()` (a query's last parameters) by the `WARM_UP_MS` rule the plan carries. */
+export async function warmUp(plan, once) {
+  if (typeof plan.warmUpMs !== "number") throw new Error("the plan has no warmUpMs: write it with plan()");
+  const started = performance.now();
+  do await once();
+  while (performance.now() - started < plan.warmUpMs);
+}
 
 export function plan(runs, dataset = "five") {
   const { classes } = DATASETS[dataset]();
@@ -126,16 +134,13 @@ export function bind(endpoint, params, nowUs) {
  * values)` runs one bound query and resolves to its row count.
  */
 export async function timePlan(plan, budgetMs, runOne) {
-  if (typeof plan.warmUpMs !== "number") throw new Error("the plan has no warmUpMs: write it with plan()");
   const MIN_RUNS = 5;
   const queries = {};
   for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
     const ms = [];
     const rows = [];
     const warm = bind(endpoint, runs[runs.length - 1], plan.nowUs);
-    const warmStarted = performance.now();
-    do await runOne(...warm);
-    while (performance.now() - warmStarted < plan.warmUpMs);
+    await warmUp(plan, () => runOne(...warm));
     for (const params of runs) {
       if (ms.length >= MIN_RUNS && ms.reduce((a, b) => a + b, 0) > budgetMs) break;
       const [which, values] = bind(endpoint, params, plan.nowUs);

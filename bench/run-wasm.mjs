@@ -7,11 +7,11 @@
 import { openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
 import { LogEndpoints } from "log-endpoints";
 import { parseArgs } from "node:util";
+import { warmUp } from "./plan.mjs";
 
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
 const plan = JSON.parse(readFileSync(files.plan, "utf8"));
 const BATCH_BYTES = 32 << 20;
-if (typeof plan.warmUpMs !== "number") throw new Error("the plan has no warmUpMs: write it with plan()");
 
 const svc = new LogEndpoints({
   apiKeys: ["bench"],
@@ -56,13 +56,10 @@ const queries = {};
 for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
   const ms = [];
   const rows = [];
-  svc.clearCache();
-  // Warm-up (plan.mjs, WARM_UP_MS), not timed.
-  const warmStarted = performance.now();
-  do {
+  await warmUp(plan, () => {
     svc.clearCache();
     svc.queryRaw(endpoint, runs[runs.length - 1], "bench");
-  } while (performance.now() - warmStarted < plan.warmUpMs);
+  });
   for (const params of runs) {
     svc.clearCache();
     const t0 = performance.now();

@@ -669,7 +669,8 @@ fn count_by_scan(
         Vec::new()
     };
     // Rows are time-sorted: each bucket is the slice up to the next bucket start,
-    // found by binary search (one division per bucket, not per row). Within it,
+    // found by searching on from the bucket's first row (one division per
+    // bucket, not per row). Within it,
     // matching requests are tallied by their area bits and summed once at the end.
     let mut at = start;
     while let Some(&timestamp) = table.timestamp.get(at) {

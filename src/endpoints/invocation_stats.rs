@@ -289,24 +289,24 @@ fn fill_from_packed(
     }
 }
 
-/// Fills the buckets by scanning every row of their window.
+/// Fills the buckets (the first starting at `first`, each `step` long) by
+/// scanning every row of their window, which starts at row `window_start`.
 fn fill_by_scan(
     table: &FunctionTable,
     project: Sym,
     function: Option<Sym>,
-    first: Micros,
-    step: Micros,
+    (window_start, first, step): (usize, Micros, Micros),
     buckets: &mut [Bucket],
 ) {
-    // Rows are time-sorted, so each bucket is a slice found by searching on
-    // from the last one's end: no division per row, and only the four columns
-    // the bucket needs are read.
-    let mut to = lower_bound(&table.timestamp, first);
+    // Rows are time-sorted, so each bucket is the slice from the last one's
+    // end to its own, found by searching on from there: no division per row,
+    // and only the four columns the bucket needs are read.
+    let mut from = window_start;
     for (slot, bucket) in buckets.iter_mut().enumerate() {
         let bucket_start = first + slot as Micros * step;
-        let from = lower_bound_from(&table.timestamp, to, bucket_start);
-        to = lower_bound_from(&table.timestamp, from, bucket_start.saturating_add(step));
+        let to = lower_bound_from(&table.timestamp, from, bucket_start.saturating_add(step));
         let range = from..to;
+        from = to;
         let (Some(projects), Some(functions), Some(statuses), Some(times)) = (
             table.project.get(range.clone()),
             table.function.get(range.clone()),
@@ -380,7 +380,13 @@ fn fill(
             let own = own.first().copied().unwrap_or_default();
             fill_from_rows(table, own, function, first, step, &mut buckets);
         }
-        Selected::Scan(_) => fill_by_scan(table, project, function, first, step, &mut buckets),
+        Selected::Scan(window) => fill_by_scan(
+            table,
+            project,
+            function,
+            (window.start, first, step),
+            &mut buckets,
+        ),
     }
     Some((first, step, buckets))
 }

@@ -840,7 +840,8 @@ pub fn lower_bound(timestamps: &[Micros], at: Micros) -> usize {
     timestamps.partition_point(|&t| t < at)
 }
 
-/// `lower_bound` of `at`, known to be at or after index `from`: a search that
+/// `lower_bound` of `at`, known to be at or after index `from` (were it
+/// before, this would answer `from`): a search that
 /// gallops from `from` (1, 2, 4, … rows on) and then bisects what it
 /// stepped over, so that walking a window bucket by bucket reads rows near
 /// those it read, not the column's middle (measured: usage.api-counts

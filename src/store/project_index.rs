@@ -835,7 +835,9 @@ fn check_origins(origins: &Interner, literal: &[u8]) -> Vec<u8> {
     if literal.is_empty() {
         return vec![IN_ORIGIN; ends.len()];
     }
-    // Each `k` (the literal's start of `k` bytes, short of the whole) by its last byte.
+    // Each `k` (the literal's start of `k` bytes, short of the whole) by its
+    // last byte: `spans_from`'s rule, with the literal's bytes looked up once
+    // rather than searched per origin (the property test holds the two alike).
     let mut starts_by_last: [Vec<usize>; 256] = std::array::from_fn(|_| Vec::new());
     for (at, &byte) in literal.iter().enumerate().take(literal.len() - 1) {
         if let Some(ks) = starts_by_last.get_mut(usize::from(byte)) {
@@ -862,11 +864,10 @@ fn check_origins(origins: &Interner, literal: &[u8]) -> Vec<u8> {
             }
         })
         .collect();
-    // A match found across two origins is in neither; the search goes on
-    // from the end of the origin it starts in, which holds no later match
-    // (as it would from the end of a match inside an origin).
-    // Matches come in text order, so the origin holding one is found by
-    // walking on from the last one's (a search per match costs more).
+    // A match found across two origins is in neither. Either way the search
+    // resumes at the end of the origin where the match starts, which holds
+    // no later match. Matches come in text order, so the origin holding one
+    // is found by walking on from the last one's (a search per match costs more).
     let finder = memchr::memmem::Finder::new(literal);
     let mut from = 0;
     let mut id = 0;
