@@ -15,10 +15,10 @@
 // --plan: the queries (default: the shard plan the last bench run wrote; the
 //   test command's smoke run writes a one-run plan). Each query first warms up
 //   on both builds by the benchmark's rule (plan.mjs, WARM_UP_MS).
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { warmUp } from "./plan.mjs";
+import { readPlan, warmUp } from "./plan.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -45,7 +45,7 @@ function newestShard(size) {
 }
 
 const data = args.data ?? newestShard(args.size);
-const plan = JSON.parse(readFileSync(args.plan, "utf8"));
+const plan = readPlan(args.plan);
 const reps = Number(args.reps);
 
 /** A service of the package in `dir`, holding the data set; with its ingest time. */

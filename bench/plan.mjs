@@ -7,6 +7,7 @@
 // one and one from the tail; "alike", the same with refs `tenant-1` …
 // `tenant-2000`; and "five", five projects (the busiest about half of the
 // traffic), as the earlier benchmark ran.
+import { readFileSync } from "node:fs";
 import { functionIds, projectRefs, tenants } from "../scripts/generate-logs.mjs";
 
 export const END_MS = Date.parse("2026-11-20T12:00:00Z");
@@ -92,9 +93,15 @@ function queriesFor(targets, runs, suffix) {
  */
 export const WARM_UP_MS = 100;
 
+/** A plan file `plan()` wrote; refused before any data is loaded if it is not one. */
+export function readPlan(file) {
+  const read = JSON.parse(readFileSync(file, "utf8"));
+  if (typeof read.warmUpMs !== "number") throw new Error(`${file}: no warmUpMs; write it with plan()`);
+  return read;
+}
+
 /** Runs `once()` (a query's last parameters) by the `WARM_UP_MS` rule the plan carries. */
 export async function warmUp(plan, once) {
-  if (typeof plan.warmUpMs !== "number") throw new Error("the plan has no warmUpMs: write it with plan()");
   const started = performance.now();
   do await once();
   while (performance.now() - started < plan.warmUpMs);

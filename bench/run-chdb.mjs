@@ -5,15 +5,15 @@
 // run-wasm.mjs.
 //
 //   node bench/run-chdb.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { Session } from "chdb";
-import { splitLoad, timePlan } from "./plan.mjs";
+import { readPlan, splitLoad, timePlan } from "./plan.mjs";
 
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" }, budget: { type: "string", default: "60000" } } });
-const plan = JSON.parse(readFileSync(files.plan, "utf8"));
+const plan = readPlan(files.plan);
 
 /** The tables and their load ($EDGE and $FUNCTIONS: the files). */
 export const LOAD = [

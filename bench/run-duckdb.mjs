@@ -11,15 +11,15 @@
 // - nested: read_json's tables as they come and the reference SQL's UNNESTs at
 //   query time: the port of the reference, kept as the correctness cross-check.
 import { parseArgs } from "node:util";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { splitLoad, timePlan } from "./plan.mjs";
+import { readPlan, splitLoad, timePlan } from "./plan.mjs";
 
 const { values: files } = parseArgs({
   options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" }, layout: { type: "string", default: "flat" }, budget: { type: "string", default: "60000" } },
 });
 const flat = files.layout === "flat";
-const plan = JSON.parse(readFileSync(files.plan, "utf8"));
+const plan = readPlan(files.plan);
 
 /** The load into flat tables, sorted by time ($EDGE and $FUNCTIONS: the files). */
 export const FLAT_LOAD = [

@@ -4,13 +4,13 @@
 // prints JSON.
 //
 //   node bench/run-wasm.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
-import { openSync, readSync, closeSync, readFileSync, fstatSync } from "node:fs";
+import { openSync, readSync, closeSync, fstatSync } from "node:fs";
 import { LogEndpoints } from "log-endpoints";
 import { parseArgs } from "node:util";
-import { warmUp } from "./plan.mjs";
+import { readPlan, warmUp } from "./plan.mjs";
 
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
-const plan = JSON.parse(readFileSync(files.plan, "utf8"));
+const plan = readPlan(files.plan);
 const BATCH_BYTES = 32 << 20;
 
 const svc = new LogEndpoints({
