@@ -308,6 +308,21 @@ fn param_value(name: &str, value: &JsValue) -> Result<Option<String>, Error> {
     Err(Error::invalid(name, "must be a string"))
 }
 
+thread_local! {
+    static OBJECT_PROTOTYPE: Object = Object::get_prototype_of(&Object::new());
+}
+
+/// Whether `value` is an object literal's kind (its prototype is
+/// `Object.prototype`): one call, where asking its constructor's name
+/// passes two strings in and one out (a third of a cached answer's 3 µs
+/// through `queryRaw`, measured in Node).
+fn is_plain_object(value: &JsValue) -> bool {
+    value.is_object()
+        && OBJECT_PROTOTYPE.with(|prototype| {
+            JsValue::from(Object::get_prototype_of(value)) == JsValue::from(prototype.clone())
+        })
+}
+
 /// Parameters from a plain object, a `URLSearchParams` or a query string.
 fn params_from(value: &JsValue) -> Result<Params, Error> {
     if value.is_null() || value.is_undefined() {
@@ -316,11 +331,12 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
     if let Some(query) = value.as_string() {
         return Params::parse_query_string(&query);
     }
-    let is_search_params = Reflect::get(value, &"constructor".into())
-        .ok()
-        .and_then(|c| Reflect::get(&c, &"name".into()).ok())
-        .and_then(|n| n.as_string())
-        .is_some_and(|n| n == "URLSearchParams");
+    let is_search_params = !is_plain_object(value)
+        && Reflect::get(value, &"constructor".into())
+            .ok()
+            .and_then(|c| Reflect::get(&c, &"name".into()).ok())
+            .and_then(|n| n.as_string())
+            .is_some_and(|n| n == "URLSearchParams");
     if is_search_params {
         let text = String::from(value.unchecked_ref::<Object>().to_string());
         return Params::parse_query_string(&text);
