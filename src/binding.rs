@@ -319,7 +319,8 @@ thread_local! {
 fn is_plain_object(value: &JsValue) -> bool {
     value.is_object()
         && OBJECT_PROTOTYPE.with(|prototype| {
-            JsValue::from(Object::get_prototype_of(value)) == JsValue::from(prototype.clone())
+            let own: JsValue = Object::get_prototype_of(value).into();
+            own == *AsRef::<JsValue>::as_ref(prototype)
         })
 }
 
