@@ -57,7 +57,8 @@ async function firstQueryAfterRestart() {
   await res.arrayBuffer();
   const ms = performance.now() - t0;
   if (res.status !== 200) throw new Error(`query: ${res.status}`);
-  return { ms, woke: (await maintain()).woke };
+  const { woke, memoryBytes } = await maintain();
+  return { ms, woke, memoryBytes };
 }
 
 const fromSnapshot = [];
@@ -78,9 +79,12 @@ const result = {
   snapshotBytes: stats.snapshot.bytes,
   firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),
   wakeMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.ms)),
-  // Of the wake: reading the snapshot's parts from SQLite, and restoring the store from them.
-  readMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.readMs)),
+  // Of the wake: restoring the store from the snapshot's parts, each read from SQLite as the engine takes it.
   restoreMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.restoreMs)),
+  // The isolate's wasm memory (it never shrinks): after filling the store and
+  // writing its snapshot, and after waking from that snapshot.
+  wasmMemoryBytesAfterWritingSnapshot: stats.memoryBytes,
+  wasmMemoryBytesAfterWaking: median(fromSnapshot.map((r) => r.memoryBytes)),
   firstQueryMsReplayingEveryBatch: median(replay.map((r) => r.ms)),
   wakeMsReplayingEveryBatch: median(replay.map((r) => r.woke.ms)),
   wokeFromSnapshot: fromSnapshot.every((r) => r.woke.fromSnapshot) && replay.every((r) => !r.woke.fromSnapshot),

@@ -441,47 +441,41 @@ impl JsLogEndpoints {
 
     /// `LogEndpoints.fromSnapshotParts(parts, bytes, options)`: as
     /// `fromSnapshot`, for a snapshot kept in pieces (an iterable of
-    /// `Uint8Array`s, `bytes` in all), each copied once into the engine's
-    /// memory: a host reading a large snapshot from storage in parts does not
-    /// join them first (a copy and a fresh allocation of the whole, on the
-    /// cold start's path). Throws 400 `invalid_snapshot` when the parts do not
-    /// hold exactly `bytes`, and 503 `unavailable` when `bytes` do not fit in
-    /// memory.
+    /// `Uint8Array`s, `bytes` in all, such as `snapshotParts` wrote), each
+    /// read as it comes and never joined: the engine's memory holds the
+    /// store and one part, and a lazy iterable (a storage cursor) keeps the
+    /// host's to one part too. Throws 400 `invalid_snapshot` when the parts
+    /// do not hold exactly `bytes` of a snapshot.
     #[wasm_bindgen(js_name = fromSnapshotParts)]
     pub fn from_snapshot_parts(
         parts: JsValue,
         bytes: usize,
         options: JsValue,
     ) -> Result<JsLogEndpoints, JsValue> {
-        let invalid = |reason: String| Error::InvalidSnapshot { reason };
-        let mut snapshot = Vec::new();
-        // Memory, not the snapshot, is at fault here: 503, and the snapshot is kept.
-        snapshot
-            .try_reserve_exact(bytes)
-            .map_err(|_| Error::Unavailable {
-                reason: format!("a snapshot of {bytes} bytes does not fit in the engine's memory"),
-            })?;
-        let parts = js_sys::try_iter(&parts)
-            .ok()
-            .flatten()
-            .ok_or_else(|| invalid("its parts are not an iterable of Uint8Arrays".into()))?;
-        for part in parts {
-            let part: Uint8Array = part?
-                .dyn_into()
-                .map_err(|_| invalid("a part is not a Uint8Array".into()))?;
-            let at = snapshot.len();
-            let end = at + part.length() as usize;
-            if end > bytes {
-                return Err(invalid(format!("its parts hold more than {bytes} bytes")).into());
-            }
-            snapshot.resize(end, 0);
-            part.copy_to(&mut snapshot[at..]);
-        }
-        if snapshot.len() != bytes {
-            let held = snapshot.len();
-            return Err(invalid(format!("its parts hold {held} bytes, not {bytes}")).into());
-        }
-        Self::from_snapshot(&snapshot, options)
+        let options: Options = options_from(options, OPTIONS_SHAPE)?;
+        let fixed_now_ms = options.now;
+        let parts =
+            js_sys::try_iter(&parts)
+                .ok()
+                .flatten()
+                .ok_or_else(|| Error::InvalidSnapshot {
+                    reason: "its parts are not an iterable of Uint8Arrays".into(),
+                })?;
+        let parts = parts.map(|part| match part {
+            Ok(part) => match part.dyn_into::<Uint8Array>() {
+                Ok(part) => Ok(part.to_vec()),
+                Err(other) => Err(format!(
+                    "a {}",
+                    other.js_typeof().as_string().unwrap_or_default()
+                )),
+            },
+            Err(_) => Err("an error of the iterable".to_owned()),
+        });
+        let service = LogEndpoints::from_snapshot_parts(parts, bytes, config_from(options)?)?;
+        Ok(JsLogEndpoints {
+            inner: Rc::new(RefCell::new(service)),
+            fixed_now_ms,
+        })
     }
 
     /// Whether bytes begin as a snapshot does (to tell a saved analysis from a log file).
@@ -494,6 +488,28 @@ impl JsLogEndpoints {
     /// `LogEndpoints.fromSnapshot`; keys and the result cache are not in it.
     pub fn snapshot(&self) -> Vec<u8> {
         self.inner.borrow().snapshot()
+    }
+
+    /// `snapshotParts(write)` → the snapshot's length: the bytes `snapshot()`
+    /// returns, handed to `write(index, part)` in parts of 1 MiB as they are
+    /// written (part 0, the header's, last), so neither the engine nor the
+    /// host holds the whole snapshot. Rethrows what `write` throws (later
+    /// parts are then not handed on).
+    #[wasm_bindgen(js_name = snapshotParts)]
+    pub fn snapshot_parts(&self, write: &js_sys::Function) -> Result<f64, JsValue> {
+        let mut thrown = None;
+        let bytes = self.inner.borrow().snapshot_parts(&mut |index, part| {
+            if thrown.is_none() {
+                let part = Uint8Array::from(part);
+                if let Err(e) = write.call2(&JsValue::NULL, &JsValue::from(index as f64), &part) {
+                    thrown = Some(e);
+                }
+            }
+        });
+        match thrown {
+            Some(e) => Err(e),
+            None => Ok(bytes as f64),
+        }
     }
 
     fn now_micros(&self) -> Micros {

@@ -266,6 +266,14 @@ impl LogEndpoints {
         crate::snapshot::write(&self.store)
     }
 
+    /// The bytes `snapshot` returns, handed to `emit` as numbered parts of
+    /// `crate::snapshot::PART_BYTES` as they are written, part 0 last (see
+    /// `snapshot::write_parts`); their length. A host storing a large store's
+    /// snapshot in parts holds one part at a time, not the whole.
+    pub fn snapshot_parts(&self, emit: &mut dyn FnMut(usize, &[u8])) -> usize {
+        crate::snapshot::write_parts(&self.store, crate::snapshot::PART_BYTES, emit)
+    }
+
     /// Whether bytes begin as a snapshot does (a saved analysis, not a log file).
     pub fn is_snapshot(bytes: &[u8]) -> bool {
         crate::snapshot::has_magic(bytes)
@@ -275,21 +283,39 @@ impl LogEndpoints {
     /// limits: 400 `invalid_snapshot` for bytes that are not a whole snapshot,
     /// 503 `store_full` when the store is larger than `max_store_bytes`.
     pub fn from_snapshot(bytes: &[u8], config: Config) -> Result<LogEndpoints> {
-        let mut service = LogEndpoints::new(config);
+        let service = LogEndpoints::new(config);
         reserve_room(bytes.len().min(service.limits.max_store_bytes));
         let store = crate::snapshot::read(bytes)?;
+        service.holding(store)
+    }
+
+    /// As `from_snapshot`, for a snapshot of `total` bytes arriving in parts
+    /// (`snapshot::Parts`): each is read as it comes, so memory holds the
+    /// store and one part, not the snapshot as well.
+    pub fn from_snapshot_parts<I>(parts: I, total: usize, config: Config) -> Result<LogEndpoints>
+    where
+        I: Iterator<Item = std::result::Result<Vec<u8>, String>>,
+    {
+        let service = LogEndpoints::new(config);
+        let room = total.min(service.limits.max_store_bytes);
+        let store = crate::snapshot::read_parts(parts, total, || reserve_room(room))?;
+        service.holding(store)
+    }
+
+    /// This service with a restored `store`: 503 `store_full` past its budget.
+    fn holding(mut self, store: Store) -> Result<LogEndpoints> {
         let used = store.heap_bytes();
-        if used > service.limits.max_store_bytes {
+        if used > self.limits.max_store_bytes {
             return Err(Error::StoreFull {
                 needed: used,
                 used: 0,
-                budget: service.limits.max_store_bytes,
+                budget: self.limits.max_store_bytes,
                 of: Budget::Store.name(),
             });
         }
-        service.store = store;
-        service.sync_packed();
-        Ok(service)
+        self.store = store;
+        self.sync_packed();
+        Ok(self)
     }
 
     /// Checks a key presented for ingesting (hosts that take batches over a

@@ -19,7 +19,9 @@
 //! first use (`Interner`). Version 1 (CRC-32) is no longer read.
 
 use crate::error::{Error, Result};
-use crate::store::codec::{Fixed, Reader, Writer};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::store::codec::{Bytes, Fixed, Reader, Source, Writer};
 use crate::store::text::StoredBlock;
 use crate::store::{
     Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlNames,
@@ -52,13 +54,22 @@ pub fn seal(payload: &[u8]) -> Vec<u8> {
 /// Writes the header into the first `HEADER_BYTES` of `out`, which holds the
 /// payload after them: no second copy of a large payload.
 fn seal_in_place(out: &mut [u8], version: u32) {
-    let (head, payload) = out.split_at_mut(HEADER_BYTES);
+    let payload = out.get(HEADER_BYTES..).unwrap_or_default();
+    let (len, sum) = (payload.len(), checksum(payload));
+    write_header(out, version, len, sum);
+}
+
+/// The header of a payload of `len` bytes whose checksum is `sum`, into the
+/// first `HEADER_BYTES` of `out`.
+fn write_header(out: &mut [u8], version: u32, len: usize, sum: u64) {
     let mut header = Vec::with_capacity(HEADER_BYTES);
     header.extend_from_slice(MAGIC);
     version.put(&mut header);
-    (payload.len() as u64).put(&mut header);
-    checksum(payload).put(&mut header);
-    head.copy_from_slice(&header);
+    (len as u64).put(&mut header);
+    sum.put(&mut header);
+    if let Some(head) = out.get_mut(..HEADER_BYTES) {
+        head.copy_from_slice(&header);
+    }
 }
 
 fn invalid(reason: impl Into<String>) -> Error {
@@ -69,15 +80,74 @@ fn invalid(reason: impl Into<String>) -> Error {
 
 /// The store as snapshot bytes.
 pub fn write(store: &Store) -> Vec<u8> {
-    let mut w = Writer {
-        out: vec![0; HEADER_BYTES],
+    let mut w = Writer::new(vec![0; HEADER_BYTES]);
+    write_payload(&mut w, store);
+    let mut out = w.finish();
+    seal_in_place(&mut out, VERSION);
+    out
+}
+
+/// Bytes of each part `write_parts` hands on but the last: under the 2 MB
+/// a Durable Object's SQLite value may hold.
+pub const PART_BYTES: usize = 1 << 20;
+
+/// The bytes `write` returns, handed to `emit` as numbered parts of
+/// `part_bytes` (the last one shorter) as they are written: a host storing
+/// them needs no copy of the whole snapshot, and neither does the engine.
+/// Part 0 holds the header, whose length and checksum are known only at the
+/// end, so it comes last. Returns the snapshot's length.
+pub fn write_parts(store: &Store, part_bytes: usize, emit: &mut dyn FnMut(usize, &[u8])) -> usize {
+    let part_bytes = part_bytes.max(HEADER_BYTES);
+    let mut first: Option<Vec<u8>> = None;
+    let mut hasher = Xxh3::new();
+    let (mut parts, mut payload) = (0usize, 0usize);
+    let rest = {
+        let mut spill = |part: &[u8]| {
+            match first {
+                None => {
+                    hasher.update(part.get(HEADER_BYTES..).unwrap_or_default());
+                    payload += part.len() - HEADER_BYTES;
+                    first = Some(part.to_vec());
+                }
+                Some(_) => {
+                    hasher.update(part);
+                    payload += part.len();
+                    emit(parts, part);
+                }
+            }
+            parts += 1;
+        };
+        let mut w = Writer::spilling(vec![0; HEADER_BYTES], part_bytes, &mut spill);
+        write_payload(&mut w, store);
+        w.finish()
     };
+    let mut first = match first {
+        Some(first) => {
+            if !rest.is_empty() {
+                hasher.update(&rest);
+                payload += rest.len();
+                emit(parts, &rest);
+            }
+            first
+        }
+        None => {
+            hasher.update(rest.get(HEADER_BYTES..).unwrap_or_default());
+            payload += rest.len() - HEADER_BYTES;
+            rest
+        }
+    };
+    write_header(&mut first, VERSION, payload, hasher.digest());
+    emit(0, &first);
+    HEADER_BYTES + payload
+}
+
+fn write_payload(w: &mut Writer, store: &Store) {
     let edge = &store.edge;
-    edge.write_columns(&mut w);
-    write_arena(&mut w, &edge.text);
-    write_interner(&mut w, &edge.projects);
+    edge.write_columns(w);
+    write_arena(w, &edge.text);
+    write_interner(w, &edge.projects);
     for names in edge.urls.parts() {
-        write_interner(&mut w, names);
+        write_interner(w, names);
     }
     let (filter_words, url_project, origin_words) = edge.url_trigrams.parts();
     w.column(&filter_words);
@@ -87,12 +157,10 @@ pub fn write(store: &Store) -> Vec<u8> {
     w.column(&wide_index);
     w.column(&wide_words);
     let functions = &store.functions;
-    functions.write_columns(&mut w);
-    write_interner(&mut w, &functions.projects);
-    write_interner(&mut w, &functions.functions);
-    write_other(&mut w, &store.other);
-    seal_in_place(&mut w.out, VERSION);
-    w.out
+    functions.write_columns(w);
+    write_interner(w, &functions.projects);
+    write_interner(w, &functions.functions);
+    write_other(w, &store.other);
 }
 
 fn write_other(w: &mut Writer, other: &OtherTable) {
@@ -163,33 +231,213 @@ fn read_interner(r: &mut Reader, what: &str) -> Result<Interner> {
 
 /// The store a snapshot holds, checked whole before it is used.
 pub fn read(bytes: &[u8]) -> Result<Store> {
-    let (header, payload) = bytes
-        .split_at_checked(HEADER_BYTES)
-        .ok_or_else(|| invalid("too short to be a snapshot"))?;
-    let (magic, rest) = header.split_at(8);
-    if magic != MAGIC {
+    let mut whole = Bytes(bytes);
+    let header = read_header(&mut Reader::new(&mut whole))?;
+    let payload = whole.0;
+    if header.len != payload.len() as u64 {
+        return Err(invalid("truncated: its length does not match its header"));
+    }
+    if header.sum != checksum(payload) {
+        return Err(invalid("corrupted: its checksum does not match"));
+    }
+    read_payload(&mut Reader::new(&mut whole))
+}
+
+/// A snapshot's header: its payload's length and checksum.
+struct Header {
+    len: u64,
+    sum: u64,
+}
+
+fn read_header(r: &mut Reader) -> Result<Header> {
+    const SHORT: &str = "too short to be a snapshot";
+    if r.left() < HEADER_BYTES {
+        return Err(invalid(SHORT));
+    }
+    if &r.raw::<8>(SHORT)? != MAGIC {
         return Err(invalid("not a log-endpoints snapshot (wrong magic bytes)"));
     }
-    let (version, rest) = rest.split_at(4);
-    let (length, sum) = rest.split_at(8);
-    let version = u32::take(version).unwrap_or(0);
+    let version = u32::from_le_bytes(r.raw(SHORT)?);
     if version != VERSION {
         return Err(invalid(format!(
             "snapshot version {version}; this build reads version {VERSION}"
         )));
     }
-    if u64::take(length) != Some(payload.len() as u64) {
-        return Err(invalid("truncated: its length does not match its header"));
+    Ok(Header {
+        len: u64::from_le_bytes(r.raw(SHORT)?),
+        sum: u64::from_le_bytes(r.raw(SHORT)?),
+    })
+}
+
+/// A snapshot arriving in parts, `total` bytes in all (a host reading it
+/// from storage a part at a time): each part is read as it comes and
+/// dropped, never joined with the others, and the payload's checksum is
+/// taken on the way. A part that is not bytes is `Err` with what it is.
+pub struct Parts<I> {
+    parts: I,
+    part: Vec<u8>,
+    at: usize,
+    total: usize,
+    /// Bytes handed to the reader so far.
+    read: usize,
+    /// Bytes of the parts taken so far.
+    held: usize,
+    /// The checksum of what the reader took since `hash_from`.
+    hasher: Option<Xxh3>,
+    /// Why the parts cannot be read (a part that is not bytes, too many bytes).
+    broken: Option<String>,
+    /// Where a read straddling parts is joined.
+    joined: Vec<u8>,
+}
+
+impl<I: Iterator<Item = std::result::Result<Vec<u8>, String>>> Parts<I> {
+    pub fn new(parts: I, total: usize) -> Parts<I> {
+        Parts {
+            parts,
+            part: Vec::new(),
+            at: 0,
+            total,
+            read: 0,
+            held: 0,
+            hasher: None,
+            broken: None,
+            joined: Vec::new(),
+        }
     }
-    if u64::take(sum) != Some(checksum(payload)) {
-        return Err(invalid("corrupted: its checksum does not match"));
+
+    /// Takes the next part that holds a byte; false at the end or when broken.
+    fn next_part(&mut self) -> bool {
+        while self.broken.is_none() {
+            match self.parts.next() {
+                None => return false,
+                Some(Err(what)) => {
+                    self.broken = Some(format!("a part is not a Uint8Array but {what}"))
+                }
+                Some(Ok(part)) if self.held + part.len() > self.total => {
+                    self.broken = Some(format!("its parts hold more than {} bytes", self.total));
+                }
+                Some(Ok(part)) if part.is_empty() => {}
+                Some(Ok(part)) => {
+                    self.held += part.len();
+                    (self.part, self.at) = (part, 0);
+                    return true;
+                }
+            }
+        }
+        false
     }
-    let mut r = Reader { rest: payload };
-    let mut edge = EdgeTable::read_columns(&mut r)?;
-    edge.text = read_arena(&mut r, "edge text")?;
-    edge.projects = read_interner(&mut r, "edge project names")?;
-    let origins = read_interner(&mut r, "url origins")?;
-    let urls = read_interner(&mut r, "url names")?;
+
+    /// Why reading stopped short, if the parts are at fault.
+    fn fault(&mut self) -> Option<String> {
+        if self.broken.is_none() && self.read < self.total {
+            // The reader stopped early: count what the parts hold.
+            while self.next_part() {}
+            if self.broken.is_none() && self.held < self.total {
+                self.broken = Some(format!(
+                    "its parts hold {} bytes, not {}",
+                    self.held, self.total
+                ));
+            }
+        }
+        self.broken.clone()
+    }
+}
+
+impl<I: Iterator<Item = std::result::Result<Vec<u8>, String>>> Source for Parts<I> {
+    fn left(&self) -> usize {
+        self.total - self.read
+    }
+
+    fn with_next(&mut self, n: usize, f: &mut dyn FnMut(&[u8])) -> bool {
+        if n > self.left() {
+            return false;
+        }
+        let mut joined = std::mem::take(&mut self.joined);
+        joined.clear();
+        let whole = loop {
+            let here = self.part.get(self.at..).unwrap_or_default();
+            if joined.is_empty() && here.len() >= n {
+                break None;
+            }
+            let take = (n - joined.len()).min(here.len());
+            joined.extend_from_slice(here.get(..take).unwrap_or_default());
+            self.at += take;
+            if joined.len() == n {
+                break Some(());
+            }
+            if !self.next_part() {
+                return false;
+            }
+        };
+        let bytes = match whole {
+            None => {
+                let bytes = self.part.get(self.at..self.at + n).unwrap_or_default();
+                self.at += n;
+                bytes
+            }
+            Some(()) => &joined[..],
+        };
+        if let Some(hasher) = self.hasher.as_mut() {
+            hasher.update(bytes);
+        }
+        f(bytes);
+        self.read += n;
+        self.joined = joined;
+        true
+    }
+}
+
+/// The store a snapshot in parts holds (`Parts`), checked as `read` checks
+/// one held whole; the checksum is compared once the payload is read.
+/// `on_header` runs once the header agrees with `total`, before the payload
+/// is read (the engine grows its memory there, not on a claim alone).
+pub fn read_parts<I>(parts: I, total: usize, on_header: impl FnOnce()) -> Result<Store>
+where
+    I: Iterator<Item = std::result::Result<Vec<u8>, String>>,
+{
+    let mut source = Parts::new(parts, total);
+    let read = read_parts_from(&mut source, on_header);
+    match source.fault() {
+        Some(fault) => Err(invalid(fault)),
+        None => read,
+    }
+}
+
+fn read_parts_from<I>(source: &mut Parts<I>, on_header: impl FnOnce()) -> Result<Store>
+where
+    I: Iterator<Item = std::result::Result<Vec<u8>, String>>,
+{
+    let header = read_header(&mut Reader::new(source))?;
+    if header.len != (source.total - HEADER_BYTES) as u64 {
+        return Err(invalid(format!(
+            "{} bytes were given for a snapshot of {}",
+            source.total,
+            HEADER_BYTES as u64 + header.len
+        )));
+    }
+    on_header();
+    source.hasher = Some(Xxh3::new());
+    let store = read_payload(&mut Reader::new(source))?;
+    // Nothing may follow: a part after the last byte is refused.
+    if source.next_part() {
+        return Err(invalid(format!(
+            "its parts hold more than {} bytes",
+            source.total
+        )));
+    }
+    match source.hasher.take().map(|h| h.digest()) {
+        Some(sum) if sum == header.sum => Ok(store),
+        _ => Err(invalid("corrupted: its checksum does not match")),
+    }
+}
+
+/// The tables a snapshot's payload holds, with every check.
+fn read_payload(r: &mut Reader) -> Result<Store> {
+    let mut edge = EdgeTable::read_columns(r)?;
+    edge.text = read_arena(r, "edge text")?;
+    edge.projects = read_interner(r, "edge project names")?;
+    let origins = read_interner(r, "url origins")?;
+    let urls = read_interner(r, "url names")?;
     edge.urls = UrlNames::from_parts(origins, urls)
         .ok_or_else(|| invalid("a url name does not begin with an origin held"))?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
@@ -209,14 +457,14 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
         ),
     )
     .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?;
-    let mut functions = FunctionTable::read_columns(&mut r)?;
-    functions.projects = read_interner(&mut r, "function project names")?;
-    functions.functions = read_interner(&mut r, "function names")?;
-    let mut other = OtherTable::read_columns(&mut r)?;
-    other.text = read_arena(&mut r, "other sources' text")?;
-    other.sources = read_interner(&mut r, "source names")?;
-    other.projects = read_interner(&mut r, "other sources' project names")?;
-    if !r.rest.is_empty() {
+    let mut functions = FunctionTable::read_columns(r)?;
+    functions.projects = read_interner(r, "function project names")?;
+    functions.functions = read_interner(r, "function names")?;
+    let mut other = OtherTable::read_columns(r)?;
+    other.text = read_arena(r, "other sources' text")?;
+    other.sources = read_interner(r, "source names")?;
+    other.projects = read_interner(r, "other sources' project names")?;
+    if r.left() != 0 {
         return Err(invalid("bytes follow the last table"));
     }
     check_edge(&edge)?;
@@ -387,5 +635,150 @@ mod tests {
             "record points outside its text",
         );
         refused(|s| s.edge.record[0] = Span::NULL, "text lies outside");
+    }
+
+    /// A store whose snapshot spans many parts: sealed text blocks, long
+    /// columns and interned names.
+    fn service_with_many_logs() -> LogEndpoints {
+        let mut svc = service_with_logs();
+        let edge: String = (0..3000)
+            .map(|i| {
+                format!(
+                    r#"{{"id":"e{i}","timestamp":{},"project":"tenant-{}","event_message":"GET /rest/v1/t{}","metadata":[{{"request":[{{"url":"https://tenant-{}.supabase.co/rest/v1/t{}?id=eq.{i}","path":"/rest/v1/t{}"}}]}}]}}"#,
+                    1795177796000000u64 + i * 1000,
+                    i % 37,
+                    i % 11,
+                    i % 37,
+                    i % 11,
+                    i % 11
+                ) + "\n"
+            })
+            .collect();
+        svc.ingest("edge_logs", edge.as_bytes()).unwrap();
+        svc
+    }
+
+    /// The parts `write_parts` hands on, in their order.
+    fn parts_of(store: &Store, part_bytes: usize) -> (Vec<Vec<u8>>, usize) {
+        let mut parts: Vec<Option<Vec<u8>>> = Vec::new();
+        let total = write_parts(store, part_bytes, &mut |index, part| {
+            if parts.len() <= index {
+                parts.resize(index + 1, None);
+            }
+            assert!(
+                parts[index].replace(part.to_vec()).is_none(),
+                "part {index} twice"
+            );
+        });
+        (parts.into_iter().map(Option::unwrap).collect(), total)
+    }
+
+    #[test]
+    fn parts_join_to_the_whole_snapshot() {
+        let svc = service_with_many_logs();
+        let whole = svc.snapshot();
+        let store = read(&whole).unwrap();
+        assert!(whole.len() > 40_000, "{} bytes", whole.len());
+        for part_bytes in [
+            1,
+            HEADER_BYTES,
+            29,
+            1000,
+            4096,
+            40_000,
+            whole.len(),
+            1 << 20,
+        ] {
+            let (parts, total) = parts_of(&store, part_bytes);
+            assert_eq!(total, whole.len());
+            let size = part_bytes.max(HEADER_BYTES);
+            let (last, full) = parts.split_last().unwrap();
+            assert!(full.iter().all(|p| p.len() == size), "{part_bytes}");
+            assert!(
+                !last.is_empty() && last.len() <= size,
+                "{part_bytes}: last {} of {}",
+                last.len(),
+                parts.len()
+            );
+            assert_eq!(parts.concat(), whole, "parts of {part_bytes}");
+        }
+        let (parts, _) = parts_of(&Store::default(), 1 << 20);
+        assert_eq!(parts.concat(), write(&Store::default()));
+    }
+
+    fn cut(bytes: &[u8], sizes: &[usize]) -> Vec<Vec<u8>> {
+        let (mut parts, mut at, mut i) = (Vec::new(), 0, 0);
+        while at < bytes.len() {
+            let end = (at + sizes[i % sizes.len()]).min(bytes.len());
+            parts.push(bytes[at..end].to_vec());
+            (at, i) = (end, i + 1);
+        }
+        parts
+    }
+
+    fn from_parts(parts: Vec<Vec<u8>>, total: usize) -> Result<Store> {
+        read_parts(parts.into_iter().map(Ok), total, || {})
+    }
+
+    #[test]
+    fn parts_read_as_the_whole_snapshot_does() {
+        let whole = service_with_many_logs().snapshot();
+        for sizes in [
+            &[1 << 20][..],
+            &[1],
+            &[7, 3, 4096],
+            &[28, 0, 50_000],
+            &[33_000],
+        ] {
+            let store = from_parts(cut(&whole, sizes), whole.len()).unwrap();
+            assert_eq!(write(&store), whole, "parts of {sizes:?}");
+        }
+    }
+
+    #[test]
+    fn parts_that_do_not_hold_the_snapshot_are_refused() {
+        let whole = service_with_many_logs().snapshot();
+        let parts = cut(&whole, &[4096]);
+        let refused = |parts: Vec<std::result::Result<Vec<u8>, String>>, total: usize| {
+            read_parts(parts.into_iter(), total, || {})
+                .err()
+                .map(|e| (e.code(), e.to_string()))
+                .filter(|(code, _)| *code == "invalid_snapshot")
+                .map(|(_, message)| message)
+                .unwrap_or_default()
+        };
+        let ok = |parts: &[Vec<u8>]| parts.iter().cloned().map(Ok).collect::<Vec<_>>();
+        let n = whole.len();
+        assert!(refused(ok(&parts[..parts.len() - 1]), n).contains("its parts hold"));
+        let mut more = ok(&parts);
+        more.push(Ok(vec![0]));
+        assert!(refused(more, n).contains(&format!("more than {n} bytes")));
+        let mut odd = ok(&parts);
+        odd.insert(3, Err("a string".into()));
+        assert!(refused(odd, n).contains("not a Uint8Array but a string"));
+        assert!(refused(ok(&parts), n + 1)
+            .contains(&format!("its parts hold {n} bytes, not {}", n + 1)));
+        assert!(refused(ok(&parts), n - 1).contains("more than"));
+        // A flipped bit anywhere: refused, as when the snapshot is whole.
+        for at in (0..n).step_by(97) {
+            let mut damaged = whole.clone();
+            damaged[at] ^= 0x10;
+            assert!(
+                !refused(ok(&cut(&damaged, &[4096])), n).is_empty(),
+                "bit flipped at {at}"
+            );
+        }
+    }
+
+    #[test]
+    fn memory_is_grown_only_for_a_header_that_agrees() {
+        let whole = service_with_many_logs().snapshot();
+        let mut grown = false;
+        let parts = cut(&whole, &[4096]).into_iter().map(Ok);
+        assert!(read_parts(parts, whole.len() + 5, || grown = true).is_err());
+        assert!(!grown);
+        let parts = cut(&whole, &[4096]).into_iter().map(Ok);
+        assert!(read_parts(parts, whole.len(), || grown = true).is_ok());
+        assert!(grown);
     }
 }

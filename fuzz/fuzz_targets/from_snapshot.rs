@@ -2,7 +2,9 @@
 //! every endpoint answers valid JSON, it takes a batch, and its own snapshot
 //! reads back to the same snapshot. Never a panic. Random bytes rarely pass the
 //! checksum, so the input is also tried as a payload under a right header
-//! (`seal_snapshot_payload`), which puts the structural checks to work.
+//! (`seal_snapshot_payload`), which puts the structural checks to work. The
+//! same bytes read in parts (`from_snapshot_parts`, cut at sizes the input
+//! picks) give the same store or are refused alike.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -25,8 +27,30 @@ fuzz_target!(|data: &[u8]| {
     ));
 });
 
+/// `data` cut into parts whose sizes cycle through a few the input picks.
+fn parts_of(data: &[u8]) -> Vec<Result<Vec<u8>, String>> {
+    let sizes: Vec<usize> = data.iter().take(3).map(|&b| usize::from(b) * 7 + 1).collect();
+    let (mut parts, mut at) = (Vec::new(), 0);
+    for size in sizes.iter().cycle() {
+        if at >= data.len() {
+            break;
+        }
+        let end = (at + size).min(data.len());
+        parts.push(Ok(data[at..end].to_vec()));
+        at = end;
+    }
+    parts
+}
+
 fn try_snapshot(data: &[u8]) {
-    let mut svc = match LogEndpoints::from_snapshot(data, config()) {
+    let whole = LogEndpoints::from_snapshot(data, config());
+    let in_parts = LogEndpoints::from_snapshot_parts(parts_of(data).into_iter(), data.len(), config());
+    match (&whole, &in_parts) {
+        (Ok(a), Ok(b)) => assert_eq!(a.snapshot(), b.snapshot()),
+        (Err(a), Err(b)) => assert_eq!(a.code(), b.code()),
+        _ => panic!("whole and in parts disagree: {:?} / {:?}", whole.is_ok(), in_parts.is_ok()),
+    }
+    let mut svc = match whole {
         Ok(svc) => svc,
         Err(e) => {
             assert!(matches!(e.code(), "invalid_snapshot" | "store_full"), "{e}");

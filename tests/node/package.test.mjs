@@ -89,21 +89,29 @@ test("a failed query throws an Error with status and code", () => {
   assert.throws(() => svc.query("logs.all", { project, project_tier: "FREE" }, "wrong"), (e) => e.status === 401 && e.code === "invalid_api_key");
 });
 
-test("a snapshot handed over in parts reopens as the whole; parts that do not add up are refused", () => {
+test("a snapshot written and handed over in parts reopens as the whole; parts that do not add up are refused", () => {
   const { svc } = service();
   const bytes = svc.snapshot();
+  // Written in parts: numbered, part 0 (the header) last, joining to the whole.
+  const written = [];
+  const order = [];
+  assert.equal(svc.snapshotParts((index, part) => { written[index] = part; order.push(index); }), bytes.length);
+  assert.ok(written.length >= 1 && order.at(-1) === 0, `order ${order}`);
+  assert.deepEqual(Buffer.concat(written), Buffer.from(bytes));
+  assert.throws(() => svc.snapshotParts(() => { throw new Error("disk full"); }), /disk full/);
   const parts = [];
   for (let at = 0; at < bytes.length; at += 4096) parts.push(bytes.subarray(at, at + 4096));
   const query = (s) => s.query("usage.api-counts", { project, interval: "minutely" }, "secret").result;
   const whole = LogEndpoints.fromSnapshot(bytes, { apiKeys: ["secret"], now: NOW });
-  const fromParts = LogEndpoints.fromSnapshotParts(parts, bytes.length, { apiKeys: ["secret"], now: NOW });
+  // A lazy iterable, as the edge worker's storage cursor is.
+  const fromParts = LogEndpoints.fromSnapshotParts((function* () { yield* parts; })(), bytes.length, { apiKeys: ["secret"], now: NOW });
   assert.ok(query(whole).length > 0);
   assert.deepEqual(query(fromParts), query(whole));
   const refused = (e) => e.status === 400 && e.code === "invalid_snapshot";
   assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length + 1, {}), (e) => refused(e) && /hold \d+ bytes, not/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length - 1, {}), (e) => refused(e) && /more than/.test(e.message));
-  assert.throws(() => LogEndpoints.fromSnapshotParts([...parts, "x"], bytes.length, {}), (e) => refused(e) && /not a Uint8Array/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts([...parts, "x"], bytes.length, {}), (e) => refused(e) && /not a Uint8Array but a string/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts(7, 1, {}), refused);
-  // More than memory can hold is the engine's limit, not the snapshot's fault: 503, keep the snapshot.
-  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, 4e9, {}), (e) => e.status === 503 && e.code === "unavailable");
+  // A claim of more bytes than memory holds is the parts' fault now (they are never joined): 400.
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, 4e9, {}), (e) => refused(e) && /hold \d+ bytes, not 4000000000/.test(e.message));
 });

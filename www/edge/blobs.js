@@ -1,6 +1,6 @@
 // Byte strings kept in SQLite in parts: Durable Object SQLite values are
-// limited to 2 MB, so a batch or a snapshot is written in 1 MiB parts and
-// read back in parts or joined.
+// limited to 2 MB, so a batch is written in 1 MiB parts and read back in
+// parts or joined (a snapshot's parts are cut by the engine: snapshotParts).
 
 const PART_BYTES = 1024 * 1024;
 
@@ -9,21 +9,24 @@ export function writeParts(body, insert) {
   for (let part = 0, at = 0; at < body.byteLength; part++, at += PART_BYTES) insert(part, body.slice(at, at + PART_BYTES).buffer);
 }
 
-/** The parts a query selects (`SELECT body …` in part order), as Uint8Arrays holding `bytes` in all. */
-export function partsOf(sql, query, bindings, bytes) {
-  const parts = sql.exec(query, ...bindings).toArray().map((part) => new Uint8Array(part.body));
-  const held = parts.reduce((sum, part) => sum + part.byteLength, 0);
-  if (held !== bytes) throw new Error(`stored parts hold ${held} bytes, not ${bytes}`);
-  return parts;
+/**
+ * The parts a query selects (`SELECT body …` in part order), as Uint8Arrays,
+ * each read from the cursor as it is asked for: a consumer that takes one at a
+ * time (`LogEndpoints.fromSnapshotParts`) never has them all in memory.
+ */
+export function* partsOf(sql, query, bindings) {
+  for (const row of sql.exec(query, ...bindings)) yield new Uint8Array(row.body);
 }
 
 /** The parts a query selects, joined: `bytes` long. */
 export function readParts(sql, query, bindings, bytes) {
   const body = new Uint8Array(bytes);
   let at = 0;
-  for (const part of partsOf(sql, query, bindings, bytes)) {
+  for (const part of partsOf(sql, query, bindings)) {
+    if (at + part.byteLength > bytes) throw new Error(`stored parts hold more than ${bytes} bytes`);
     body.set(part, at);
     at += part.byteLength;
   }
+  if (at !== bytes) throw new Error(`stored parts hold ${at} bytes, not ${bytes}`);
   return body;
 }

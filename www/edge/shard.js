@@ -78,11 +78,11 @@ export class ShardObject {
     this.woke = { fromSnapshot: false };
     if (snapshot) {
       try {
-        // Handed over in parts: joining 64 MiB first costs a copy and a fresh allocation of it.
-        const parts = partsOf(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes);
-        this.woke.readMs = Date.now() - started;
+        // Read from SQLite a part at a time as the engine takes them, never
+        // joined: the isolate holds the store and one part, not the snapshot too.
+        const parts = partsOf(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", []);
         this.service = LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits });
-        this.woke.restoreMs = Date.now() - started - this.woke.readMs;
+        this.woke.restoreMs = Date.now() - started;
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
       } catch (e) {
@@ -144,13 +144,15 @@ export class ShardObject {
     const current = this.sql.exec("SELECT last_batch_id FROM snapshot WHERE id = 1").toArray()[0];
     if (current && current.last_batch_id === last) return { written: false, lastBatchId: last };
     if (this.failedBatches > 0) return { written: false, lastBatchId: current?.last_batch_id ?? 0, reason: `${this.failedBatches} stored batches did not load` };
-    const bytes = this.service.snapshot();
-    this.ctx.storage.transactionSync(() => {
+    // Parts are stored as the engine writes them (part 0, the header, last):
+    // neither the engine nor the isolate holds the whole snapshot.
+    const bytes = this.ctx.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM snapshot_parts");
-      writeParts(bytes, (part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body));
-      this.sql.exec("INSERT OR REPLACE INTO snapshot (id, last_batch_id, bytes, written_ms) VALUES (1, ?, ?, ?)", last, bytes.byteLength, Date.now());
+      const bytes = this.service.snapshotParts((part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body.buffer));
+      this.sql.exec("INSERT OR REPLACE INTO snapshot (id, last_batch_id, bytes, written_ms) VALUES (1, ?, ?, ?)", last, bytes, Date.now());
+      return bytes;
     });
-    return { written: true, lastBatchId: last, bytes: bytes.byteLength };
+    return { written: true, lastBatchId: last, bytes };
   }
 
   async fetch(request) {
@@ -321,7 +323,7 @@ export class ShardObject {
     this.service.setNow(nowMs);
     const warmed = this.service.warmCache();
     this.service.setNow(this.settings.fixedNowMs);
-    return { ...warmed, droppedBatches: expired.length, snapshot, woke: this.woke, ...this.service.stats() };
+    return { ...warmed, droppedBatches: expired.length, snapshot, woke: this.woke, ...this.service.stats(), memoryBytes: this.service.memoryBytes() };
   }
 
   failure(e) {
