@@ -55,9 +55,9 @@ export declare class LogEndpoints {
   snapshot(): Uint8Array;
   /** A service holding a snapshot's store; throws 400 `invalid_snapshot` for anything else. */
   static fromSnapshot(bytes: Uint8Array, options?: LogEndpointsOptions): LogEndpoints;
-  /** The bytes `snapshot()` returns, handed to `write(index, part)` in 1 MiB parts as they are written (part 0, the header, last); their length. Neither the engine nor the caller holds the whole snapshot. */
+  /** The bytes `snapshot()` returns, handed to `write(index, part)` in 1 MiB parts as they are written (part 0, which begins with the header, last); their length. Neither the engine nor the caller holds the whole snapshot. */
   snapshotParts(write: (index: number, part: Uint8Array) => void): number;
-  /** As `fromSnapshot`, for a snapshot kept in pieces (`bytes` in all), each read as it comes and never joined: a lazy iterable keeps one part in memory at a time. */
+  /** As `fromSnapshot`, for a snapshot kept in pieces (`bytes` in all), each read as it comes (only a value straddling two is joined): a lazy iterable keeps one part in memory at a time. Rethrows what the iterable throws. */
   static fromSnapshotParts(parts: Iterable<Uint8Array>, bytes: number, options?: LogEndpointsOptions): LogEndpoints;
   free(): void;
 }

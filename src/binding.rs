@@ -442,10 +442,11 @@ impl JsLogEndpoints {
     /// `LogEndpoints.fromSnapshotParts(parts, bytes, options)`: as
     /// `fromSnapshot`, for a snapshot kept in pieces (an iterable of
     /// `Uint8Array`s, `bytes` in all, such as `snapshotParts` wrote), each
-    /// read as it comes and never joined: the engine's memory holds the
-    /// store and one part, and a lazy iterable (a storage cursor) keeps the
-    /// host's to one part too. Throws 400 `invalid_snapshot` when the parts
-    /// do not hold exactly `bytes` of a snapshot.
+    /// read as it comes and then dropped (only a value straddling two is
+    /// joined): the engine's memory holds the store and about a part, and a
+    /// lazy iterable (a storage cursor) keeps the host's to one part too.
+    /// Throws 400 `invalid_snapshot` when the parts do not hold exactly
+    /// `bytes` of a snapshot, and again what the iterable throws.
     #[wasm_bindgen(js_name = fromSnapshotParts)]
     pub fn from_snapshot_parts(
         parts: JsValue,
@@ -461,17 +462,36 @@ impl JsLogEndpoints {
                 .ok_or_else(|| Error::InvalidSnapshot {
                     reason: "its parts are not an iterable of Uint8Arrays".into(),
                 })?;
-        let parts = parts.map(|part| match part {
-            Ok(part) => match part.dyn_into::<Uint8Array>() {
-                Ok(part) => Ok(part.to_vec()),
-                Err(other) => Err(format!(
-                    "a {}",
-                    other.js_typeof().as_string().unwrap_or_default()
-                )),
-            },
-            Err(_) => Err("an error of the iterable".to_owned()),
-        });
-        let service = LogEndpoints::from_snapshot_parts(parts, bytes, config_from(options)?)?;
+        // What the iterable throws (a storage error) is not the snapshot's
+        // fault: it ends the parts and is thrown again as it was.
+        let mut thrown = None;
+        let restored = {
+            let mut left = bytes;
+            let parts = parts.map_while(|part| match part {
+                Err(e) => {
+                    thrown = Some(e);
+                    None
+                }
+                Ok(part) => Some(match part.dyn_into::<Uint8Array>() {
+                    Ok(part) if part.length() as usize > left => {
+                        Err(format!("its parts hold more than {bytes} bytes"))
+                    }
+                    Ok(part) => {
+                        left -= part.length() as usize;
+                        Ok(part.to_vec())
+                    }
+                    Err(other) => Err(format!(
+                        "a part is not a Uint8Array but {}",
+                        describe_js(&other)
+                    )),
+                }),
+            });
+            LogEndpoints::from_snapshot_parts(parts, bytes, config_from(options)?)
+        };
+        if let Some(e) = thrown {
+            return Err(e);
+        }
+        let service = restored?;
         Ok(JsLogEndpoints {
             inner: Rc::new(RefCell::new(service)),
             fixed_now_ms,
@@ -492,8 +512,9 @@ impl JsLogEndpoints {
 
     /// `snapshotParts(write)` → the snapshot's length: the bytes `snapshot()`
     /// returns, handed to `write(index, part)` in parts of 1 MiB as they are
-    /// written (part 0, the header's, last), so neither the engine nor the
-    /// host holds the whole snapshot. Rethrows what `write` throws (later
+    /// written (part 0, which begins with the header, last), so neither the
+    /// engine nor the host holds the whole snapshot. Each part is a fresh
+    /// `Uint8Array` of its own buffer. Rethrows what `write` throws (later
     /// parts are then not handed on).
     #[wasm_bindgen(js_name = snapshotParts)]
     pub fn snapshot_parts(&self, write: &js_sys::Function) -> Result<f64, JsValue> {
@@ -1286,5 +1307,14 @@ impl JsShardDirectory {
     #[wasm_bindgen(js_name = projectDays)]
     pub fn project_days(&self) -> usize {
         self.inner.shards()
+    }
+}
+
+/// What a JS value is, for a message: `null`, or its `typeof` with an article.
+fn describe_js(value: &JsValue) -> String {
+    match value.js_typeof().as_string().unwrap_or_default() {
+        _ if value.is_null() => "null".to_owned(),
+        kind if kind.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {kind}"),
+        kind => format!("a {kind}"),
     }
 }

@@ -17,8 +17,16 @@
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
 //! UTF-8 check (simdutf8) use wasm's 128-bit SIMD; the name maps are built on
 //! first use (`Interner`). Version 1 (CRC-32) is no longer read.
+//!
+//! A large store's snapshot is never held whole by the engine: `write_parts`
+//! hands it on in numbered parts (`PART_BYTES`) as it is written, part 0,
+//! which begins with the header, last; `read_parts` reads parts as they come
+//! (`Parts`), hashing the payload on the way and checking the checksum once
+//! it is read.
 
 use crate::error::{Error, Result};
+use std::borrow::Cow;
+
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::store::codec::{Bytes, Fixed, Reader, Source, Writer};
@@ -270,9 +278,10 @@ fn read_header(r: &mut Reader) -> Result<Header> {
 }
 
 /// A snapshot arriving in parts, `total` bytes in all (a host reading it
-/// from storage a part at a time): each part is read as it comes and
-/// dropped, never joined with the others, and the payload's checksum is
-/// taken on the way. A part that is not bytes is `Err` with what it is.
+/// from storage a part at a time): each part is read as it comes and then
+/// dropped; only a value that straddles parts is joined. The payload's
+/// checksum is taken on the way. A part that cannot be read is `Err` with
+/// the reason.
 pub struct Parts<I> {
     parts: I,
     part: Vec<u8>,
@@ -282,13 +291,16 @@ pub struct Parts<I> {
     read: usize,
     /// Bytes of the parts taken so far.
     held: usize,
-    /// The checksum of what the reader took since `hash_from`.
+    /// The iterator has no more parts.
+    ended: bool,
+    /// The checksum of what the reader took after the header.
     hasher: Option<Xxh3>,
     /// Why the parts cannot be read (a part that is not bytes, too many bytes).
     broken: Option<String>,
-    /// Where a read straddling parts is joined.
-    joined: Vec<u8>,
 }
+
+/// Empty parts in a row after which an iterable is taken to be broken.
+const MOST_EMPTY_PARTS: usize = 1 << 16;
 
 impl<I: Iterator<Item = std::result::Result<Vec<u8>, String>>> Parts<I> {
     pub fn new(parts: I, total: usize) -> Parts<I> {
@@ -299,24 +311,28 @@ impl<I: Iterator<Item = std::result::Result<Vec<u8>, String>>> Parts<I> {
             total,
             read: 0,
             held: 0,
+            ended: false,
             hasher: None,
             broken: None,
-            joined: Vec::new(),
         }
     }
 
     /// Takes the next part that holds a byte; false at the end or when broken.
     fn next_part(&mut self) -> bool {
-        while self.broken.is_none() {
+        let mut empty = 0;
+        while self.broken.is_none() && !self.ended {
             match self.parts.next() {
-                None => return false,
-                Some(Err(what)) => {
-                    self.broken = Some(format!("a part is not a Uint8Array but {what}"))
-                }
+                None => self.ended = true,
+                Some(Err(reason)) => self.broken = Some(reason),
                 Some(Ok(part)) if self.held + part.len() > self.total => {
                     self.broken = Some(format!("its parts hold more than {} bytes", self.total));
                 }
-                Some(Ok(part)) if part.is_empty() => {}
+                Some(Ok(part)) if part.is_empty() => {
+                    empty += 1;
+                    if empty > MOST_EMPTY_PARTS {
+                        self.broken = Some(format!("it gave {empty} empty parts in a row"));
+                    }
+                }
                 Some(Ok(part)) => {
                     self.held += part.len();
                     (self.part, self.at) = (part, 0);
@@ -327,19 +343,22 @@ impl<I: Iterator<Item = std::result::Result<Vec<u8>, String>>> Parts<I> {
         false
     }
 
+    /// Reads what is left, for its checksum (a payload that did not read).
+    fn skip_rest(&mut self) {
+        const STEP: usize = 64 << 10;
+        while self.left() > 0 && self.next(self.left().min(STEP)).is_some() {}
+    }
+
     /// Why reading stopped short, if the parts are at fault.
-    fn fault(&mut self) -> Option<String> {
-        if self.broken.is_none() && self.read < self.total {
-            // The reader stopped early: count what the parts hold.
-            while self.next_part() {}
-            if self.broken.is_none() && self.held < self.total {
-                self.broken = Some(format!(
-                    "its parts hold {} bytes, not {}",
-                    self.held, self.total
-                ));
-            }
+    fn fault(&self) -> Option<String> {
+        match &self.broken {
+            Some(reason) => Some(reason.clone()),
+            None if self.ended && self.held < self.total => Some(format!(
+                "its parts hold {} bytes, not {}",
+                self.held, self.total
+            )),
+            None => None,
         }
-        self.broken.clone()
     }
 }
 
@@ -348,42 +367,33 @@ impl<I: Iterator<Item = std::result::Result<Vec<u8>, String>>> Source for Parts<
         self.total - self.read
     }
 
-    fn with_next(&mut self, n: usize, f: &mut dyn FnMut(&[u8])) -> bool {
+    fn next(&mut self, n: usize) -> Option<Cow<'_, [u8]>> {
         if n > self.left() {
-            return false;
+            return None;
         }
-        let mut joined = std::mem::take(&mut self.joined);
-        joined.clear();
-        let whole = loop {
-            let here = self.part.get(self.at..).unwrap_or_default();
-            if joined.is_empty() && here.len() >= n {
-                break None;
+        let here = self.part.len() - self.at;
+        let bytes = if n <= here {
+            let bytes = self.part.get(self.at..self.at + n)?;
+            self.at += n;
+            Cow::Borrowed(bytes)
+        } else {
+            let mut joined = Vec::with_capacity(n);
+            while joined.len() < n {
+                let rest = self.part.get(self.at..).unwrap_or_default();
+                let take = (n - joined.len()).min(rest.len());
+                joined.extend_from_slice(rest.get(..take).unwrap_or_default());
+                self.at += take;
+                if joined.len() < n && !self.next_part() {
+                    return None;
+                }
             }
-            let take = (n - joined.len()).min(here.len());
-            joined.extend_from_slice(here.get(..take).unwrap_or_default());
-            self.at += take;
-            if joined.len() == n {
-                break Some(());
-            }
-            if !self.next_part() {
-                return false;
-            }
-        };
-        let bytes = match whole {
-            None => {
-                let bytes = self.part.get(self.at..self.at + n).unwrap_or_default();
-                self.at += n;
-                bytes
-            }
-            Some(()) => &joined[..],
+            Cow::Owned(joined)
         };
         if let Some(hasher) = self.hasher.as_mut() {
-            hasher.update(bytes);
+            hasher.update(&bytes);
         }
-        f(bytes);
         self.read += n;
-        self.joined = joined;
-        true
+        Some(bytes)
     }
 }
 
@@ -417,18 +427,21 @@ where
     }
     on_header();
     source.hasher = Some(Xxh3::new());
-    let store = read_payload(&mut Reader::new(source))?;
-    // Nothing may follow: a part after the last byte is refused.
-    if source.next_part() {
-        return Err(invalid(format!(
-            "its parts hold more than {} bytes",
-            source.total
-        )));
+    let store = read_payload(&mut Reader::new(source));
+    // A payload that does not read may be a damaged one: the rest is hashed
+    // too, so that damage is named as it is for a snapshot held whole.
+    if store.is_err() {
+        source.skip_rest();
     }
-    match source.hasher.take().map(|h| h.digest()) {
-        Some(sum) if sum == header.sum => Ok(store),
-        _ => Err(invalid("corrupted: its checksum does not match")),
+    let sum = source.hasher.take().map(|h| h.digest());
+    if source.left() == 0 && sum != Some(header.sum) {
+        return Err(invalid("corrupted: its checksum does not match"));
     }
+    let store = store?;
+    // Nothing may follow: a part after the last byte breaks the parts
+    // (`fault`), as one that is not bytes does.
+    source.next_part();
+    Ok(store)
 }
 
 /// The tables a snapshot's payload holds, with every check.
@@ -702,6 +715,13 @@ mod tests {
             );
             assert_eq!(parts.concat(), whole, "parts of {part_bytes}");
         }
+        // A snapshot of whole parts only: nothing is left after the last.
+        let exact = (HEADER_BYTES..whole.len() / 2)
+            .find(|size| whole.len() % size == 0)
+            .unwrap();
+        let (parts, _) = parts_of(&store, exact);
+        assert!(parts.len() >= 2 && parts.iter().all(|p| p.len() == exact));
+        assert_eq!(parts.concat(), whole);
         let (parts, _) = parts_of(&Store::default(), 1 << 20);
         assert_eq!(parts.concat(), write(&Store::default()));
     }
@@ -754,20 +774,42 @@ mod tests {
         more.push(Ok(vec![0]));
         assert!(refused(more, n).contains(&format!("more than {n} bytes")));
         let mut odd = ok(&parts);
-        odd.insert(3, Err("a string".into()));
+        odd.insert(3, Err("a part is not a Uint8Array but a string".into()));
         assert!(refused(odd, n).contains("not a Uint8Array but a string"));
         assert!(refused(ok(&parts), n + 1)
-            .contains(&format!("its parts hold {n} bytes, not {}", n + 1)));
-        assert!(refused(ok(&parts), n - 1).contains("more than"));
-        // A flipped bit anywhere: refused, as when the snapshot is whole.
+            .contains(&format!("{} bytes were given for a snapshot of {n}", n + 1)));
+        assert!(refused(ok(&parts), n - 1).contains("were given for a snapshot of"));
+        // A flipped bit anywhere: refused with the reason a whole snapshot
+        // gets (past the header, its checksum).
         for at in (0..n).step_by(97) {
             let mut damaged = whole.clone();
             damaged[at] ^= 0x10;
+            let reason = refused(ok(&cut(&damaged, &[4096])), n);
+            let whole_reason = read(&damaged)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(
-                !refused(ok(&cut(&damaged, &[4096])), n).is_empty(),
-                "bit flipped at {at}"
+                !reason.is_empty() && whole_reason.contains(&reason),
+                "bit flipped at {at}: {reason} / {whole_reason}"
             );
+            if at >= HEADER_BYTES {
+                assert!(reason.contains("checksum"), "bit flipped at {at}: {reason}");
+            }
         }
+    }
+
+    #[test]
+    fn a_count_past_what_memory_holds_is_refused_not_allocated() {
+        // A header and a claim that agree on far more bytes than the parts
+        // hold, and a first count to match: refused, not a trap.
+        let whole = service_with_many_logs().snapshot();
+        let claim = usize::MAX / 2;
+        let mut damaged = whole.clone();
+        damaged[12..20].copy_from_slice(&((claim - HEADER_BYTES) as u64).to_le_bytes());
+        damaged[HEADER_BYTES..HEADER_BYTES + 8].copy_from_slice(&(claim as u64 / 16).to_le_bytes());
+        let error = read_parts(cut(&damaged, &[4096]).into_iter().map(Ok), claim, || {}).err();
+        assert_eq!(error.map(|e| e.code()), Some("invalid_snapshot"));
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Columns as bytes and back (little-endian): a column is its count and its
 //! values, a text its length and its UTF-8. What `table!` generates the
 //! snapshot's column writer and reader from; the snapshot (`crate::snapshot`)
-//! adds the header and the checksum.
+//! adds the header and the checksum. A writer may hand its bytes on in parts
+//! as they fill (`Writer::spilling`), and a reader take them from parts as
+//! they arrive (`Source`), so a large store is neither written nor read whole.
+
+use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 
@@ -70,7 +74,7 @@ const STEP_BYTES: usize = 32 << 10;
 /// writer hands them on in parts as they fill (`Writer::spilling`), so a
 /// large store is written without a copy of it whole in memory.
 pub struct Writer<'s> {
-    pub out: Vec<u8>,
+    out: Vec<u8>,
     spill: Option<Spill<'s>>,
 }
 
@@ -92,7 +96,8 @@ impl<'s> Writer<'s> {
     ) -> Writer<'s> {
         // A part and the steps that fill it past its end: `out` never grows
         // (doubling would hold twice a part for a moment).
-        out.reserve_exact((part_bytes + 2 * STEP_BYTES).saturating_sub(out.len()));
+        let room = part_bytes.saturating_add(2 * STEP_BYTES);
+        out.reserve_exact(room.saturating_sub(out.len()));
         Writer {
             out,
             spill: Some((part_bytes.max(1), to)),
@@ -126,6 +131,7 @@ impl<'s> Writer<'s> {
 
     pub fn column<T: Fixed>(&mut self, values: &[T]) {
         (values.len() as u64).put(&mut self.out);
+        self.spill();
         for step in values.chunks((STEP_BYTES / T::WIDTH).max(1)) {
             self.out.reserve(step.len() * T::WIDTH);
             for &v in step {
@@ -137,6 +143,7 @@ impl<'s> Writer<'s> {
 
     fn bytes(&mut self, bytes: &[u8]) {
         (bytes.len() as u64).put(&mut self.out);
+        self.spill();
         for step in bytes.chunks(STEP_BYTES) {
             self.out.extend_from_slice(step);
             self.spill();
@@ -146,6 +153,7 @@ impl<'s> Writer<'s> {
     /// Byte strings, as `texts` writes text.
     pub fn blobs(&mut self, blobs: &[&[u8]]) {
         (blobs.len() as u64).put(&mut self.out);
+        self.spill();
         for blob in blobs {
             self.bytes(blob);
         }
@@ -153,6 +161,7 @@ impl<'s> Writer<'s> {
 
     pub fn texts<S: AsRef<str>>(&mut self, texts: &[S]) {
         (texts.len() as u64).put(&mut self.out);
+        self.spill();
         for text in texts {
             self.bytes(text.as_ref().as_bytes());
         }
@@ -165,9 +174,10 @@ pub trait Source {
     /// Bytes not read yet.
     fn left(&self) -> usize;
 
-    /// Hands `f` the next `n` bytes (at most `left`) as one slice; false
-    /// when they are not there.
-    fn with_next(&mut self, n: usize, f: &mut dyn FnMut(&[u8])) -> bool;
+    /// The next `n` bytes (at most `left`): borrowed where they lie in one
+    /// piece, joined into a vector of their own where they straddle parts;
+    /// `None` when they are not there.
+    fn next(&mut self, n: usize) -> Option<Cow<'_, [u8]>>;
 }
 
 /// Bytes held whole.
@@ -178,18 +188,16 @@ impl Source for Bytes<'_> {
         self.0.len()
     }
 
-    fn with_next(&mut self, n: usize, f: &mut dyn FnMut(&[u8])) -> bool {
-        let Some((head, rest)) = self.0.split_at_checked(n) else {
-            return false;
-        };
-        f(head);
+    fn next(&mut self, n: usize) -> Option<Cow<'_, [u8]>> {
+        let (head, rest) = self.0.split_at_checked(n)?;
         self.0 = rest;
-        true
+        Some(Cow::Borrowed(head))
     }
 }
 
 /// Bytes being read, each value checked: anything that does not read back is
-/// an `invalid_snapshot` error naming `what` it was reading.
+/// an `invalid_snapshot` error naming `what` it was reading. Nothing is
+/// allocated for a count before it is checked against the bytes left.
 pub struct Reader<'a> {
     source: &'a mut dyn Source,
 }
@@ -204,28 +212,28 @@ impl<'a> Reader<'a> {
         self.source.left()
     }
 
-    /// What `f` makes of the next `n` bytes.
-    fn with_next<R>(&mut self, n: usize, what: &str, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
-        let mut f = Some(f);
-        let mut made = None;
-        let read = self.source.with_next(n, &mut |bytes| {
-            made = f.take().map(|f| f(bytes));
-        });
-        made.filter(|_| read)
+    fn next(&mut self, n: usize, what: &str) -> Result<Cow<'_, [u8]>> {
+        self.source
+            .next(n)
             .ok_or_else(|| invalid(format!("it ends inside {what}")))
     }
 
     /// The next `N` bytes as they are (a header's fields).
     pub fn raw<const N: usize>(&mut self, what: &str) -> Result<[u8; N]> {
-        self.with_next(N, what, |bytes| bytes.try_into().unwrap_or([0; N]))
+        let bytes = self.next(N, what)?;
+        Ok((*bytes).try_into().unwrap_or([0; N]))
     }
 
-    fn count(&mut self, what: &str) -> Result<usize> {
+    /// A count of values of at least `width` bytes each: never more than the
+    /// bytes left hold.
+    fn count(&mut self, width: usize, what: &str) -> Result<usize> {
         let n = u64::from_le_bytes(self.raw(what)?);
-        // A count can never exceed the bytes left (every value takes one at least).
         usize::try_from(n)
             .ok()
-            .filter(|&n| n <= self.left())
+            .filter(|&n| {
+                n.checked_mul(width)
+                    .is_some_and(|bytes| bytes <= self.left())
+            })
             .ok_or_else(|| {
                 invalid(format!(
                     "{what} claims {n} values, more than the bytes left"
@@ -233,51 +241,63 @@ impl<'a> Reader<'a> {
             })
     }
 
+    /// Room for `n` values, or `invalid_snapshot` (not a trap) when memory
+    /// has none: a damaged count is only found out later, by the checksum.
+    fn room<T>(n: usize, what: &str) -> Result<Vec<T>> {
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(n)
+            .map_err(|_| invalid(format!("{what} claims more values than memory holds")))?;
+        Ok(values)
+    }
+
     pub fn column<T: Fixed>(&mut self, what: &str) -> Result<Vec<T>> {
-        let n = self.count(what)?;
-        if n.checked_mul(T::WIDTH)
-            .is_none_or(|width| width > self.left())
-        {
-            return Err(invalid(format!("it ends inside {what}")));
-        }
-        // Allocated once; read a step at a time, so a source in parts never
-        // joins a large column. Every chunk has the width `take` reads.
-        let mut values = Vec::with_capacity(n);
+        let n = self.count(T::WIDTH, what)?;
+        let mut values = Self::room(n, what)?;
+        // A step at a time: a source in parts never joins a large column.
+        // Every chunk has the width `take` reads.
         let per_step = (STEP_BYTES / T::WIDTH).max(1);
         while values.len() < n {
             let step = (n - values.len()).min(per_step);
-            self.with_next(step * T::WIDTH, what, |bytes| {
-                values.extend(
-                    bytes
-                        .chunks_exact(T::WIDTH)
-                        .map(|chunk| T::take(chunk).unwrap_or(T::ZERO)),
-                );
-            })?;
+            let bytes = self.next(step * T::WIDTH, what)?;
+            values.extend(
+                bytes
+                    .chunks_exact(T::WIDTH)
+                    .map(|chunk| T::take(chunk).unwrap_or(T::ZERO)),
+            );
         }
         Ok(values)
     }
 
     /// What `blobs` wrote.
     pub fn blobs(&mut self, what: &str) -> Result<Vec<Box<[u8]>>> {
-        let n = self.count(what)?;
-        let mut blobs = Vec::with_capacity(n);
+        // Each blob has its length before it.
+        let n = self.count(8, what)?;
+        let mut blobs = Self::room(n, what)?;
         for _ in 0..n {
-            let len = self.count(what)?;
-            blobs.push(self.with_next(len, what, |bytes| Box::<[u8]>::from(bytes))?);
+            let len = self.count(1, what)?;
+            blobs.push(match self.next(len, what)? {
+                Cow::Borrowed(bytes) => Box::from(bytes),
+                Cow::Owned(bytes) => bytes.into_boxed_slice(),
+            });
         }
         Ok(blobs)
     }
 
     pub fn texts(&mut self, what: &str) -> Result<Vec<String>> {
-        let n = self.count(what)?;
-        let mut texts = Vec::with_capacity(n);
+        let n = self.count(8, what)?;
+        let mut texts = Self::room(n, what)?;
+        let not_utf8 = || invalid(format!("{what} holds text that is not UTF-8"));
         for _ in 0..n {
-            let len = self.count(what)?;
-            let text = self.with_next(len, what, |bytes| {
-                simdutf8::basic::from_utf8(bytes).map(str::to_owned).ok()
-            })?;
-            texts
-                .push(text.ok_or_else(|| invalid(format!("{what} holds text that is not UTF-8")))?);
+            let len = self.count(1, what)?;
+            let text = match self.next(len, what)? {
+                Cow::Borrowed(bytes) => simdutf8::basic::from_utf8(bytes)
+                    .map_err(|_| not_utf8())?
+                    .to_owned(),
+                // Joined from parts: it becomes the string, not copied again.
+                Cow::Owned(bytes) => String::from_utf8(bytes).map_err(|_| not_utf8())?,
+            };
+            texts.push(text);
         }
         Ok(texts)
     }

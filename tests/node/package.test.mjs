@@ -108,10 +108,16 @@ test("a snapshot written and handed over in parts reopens as the whole; parts th
   assert.ok(query(whole).length > 0);
   assert.deepEqual(query(fromParts), query(whole));
   const refused = (e) => e.status === 400 && e.code === "invalid_snapshot";
-  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length + 1, {}), (e) => refused(e) && /hold \d+ bytes, not/.test(e.message));
-  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length - 1, {}), (e) => refused(e) && /more than/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length + 1, {}), (e) => refused(e) && /were given for a snapshot of/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts.slice(0, -1), bytes.length, {}), (e) => refused(e) && /hold \d+ bytes, not/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, bytes.length - 1, {}), (e) => refused(e) && /were given for a snapshot of/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts([...parts, new Uint8Array(1)], bytes.length, {}), (e) => refused(e) && /more than/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts([...parts, "x"], bytes.length, {}), (e) => refused(e) && /not a Uint8Array but a string/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts(7, 1, {}), refused);
-  // A claim of more bytes than memory holds is the parts' fault now (they are never joined): 400.
-  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, 4e9, {}), (e) => refused(e) && /hold \d+ bytes, not 4000000000/.test(e.message));
+  // A claim the header does not make: 400, before memory is grown for it.
+  assert.throws(() => LogEndpoints.fromSnapshotParts(parts, 4e9, {}), (e) => refused(e) && /4000000000 bytes were given/.test(e.message));
+  // What the iterable throws (a storage error) is thrown again, not taken for a bad snapshot.
+  const failing = (function* () { yield parts[0]; throw new Error("SQLITE_IOERR"); })();
+  assert.throws(() => LogEndpoints.fromSnapshotParts(failing, bytes.length, {}), (e) => !("code" in e) && /SQLITE_IOERR/.test(e.message));
+  assert.throws(() => LogEndpoints.fromSnapshotParts([null], bytes.length, {}), (e) => refused(e) && /not a Uint8Array but null/.test(e.message));
 });
