@@ -422,7 +422,7 @@ where
         return Err(invalid(format!(
             "{} bytes were given for a snapshot of {}",
             source.total,
-            HEADER_BYTES as u64 + header.len
+            header.len.saturating_add(HEADER_BYTES as u64)
         )));
     }
     on_header();
