@@ -10,8 +10,9 @@
 //! and its values, each text as a length and its UTF-8. A table's free text is
 //! stored as its deflate blocks are held (restoring decodes none of them).
 //! Each project's rows are rebuilt (a pass over a column); the URL index is
-//! stored (rebuilding it hashes every URL). Version 10 (text in deflate blocks
-//! against the arena's dictionary) reads no older version: the edge worker replays its stored batches when
+//! stored (rebuilding it hashes every URL). Version 11 (text in 64 KiB deflate
+//! blocks against the arena's dictionary, so a span's offset takes 16 bits)
+//! reads no older version: the edge worker replays its stored batches when
 //! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
@@ -37,7 +38,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 10;
+const VERSION: u32 = 11;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 

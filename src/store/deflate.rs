@@ -23,8 +23,8 @@ const LEVEL: i32 = 4;
 const _: () = assert!(LEVEL >= 2);
 
 /// Raw deflate (no zlib header or checksum) with deflate's largest window,
-/// 32 KiB, a block's size: a block's first 24 KiB can refer into the 8 KiB
-/// dictionary before it. (`Inflate::reset` takes zlib's default window,
+/// 32 KiB, half a block: a block's first 24 KiB can refer into the 8 KiB
+/// dictionary before it, the rest back within the block. (`Inflate::reset` takes zlib's default window,
 /// which is this one.)
 const WINDOW_BITS: u8 = 15;
 
@@ -39,8 +39,8 @@ pub(crate) fn compressed_bound(len: usize) -> usize {
 }
 
 /// The output buffer a compressor keeps: room for a block's bound (text
-/// blocks are 32 KiB); a longer record's block gets a buffer of its own.
-const KEPT_OUTPUT: usize = 64 << 10;
+/// blocks are 64 KiB); a longer record's block gets a buffer of its own.
+const KEPT_OUTPUT: usize = 128 << 10;
 
 /// A compressor and the buffer it writes to, both reused from seal to seal.
 struct Compressor {
