@@ -55,9 +55,9 @@ const withOthers = new LogEndpoints({ ingestKeys: ["seed-ingest"], now: 17951777
 withOthers.ingestRecord(withOthers.prepareIngest(logflare, '[{"msg":"login","project":"default"},{"timestamp":"soon"}]').record);
 write("from_snapshot", withOthers.snapshot());
 write("from_snapshot", everything.snapshot());
-// Text in several deflate blocks (each 32 KiB of text before compression).
+// Text in several deflate blocks (each 64 KiB of text before compression).
 const blocks = new LogEndpoints({});
-blocks.ingest("edge_logs", Array.from({ length: 600 }, (_, i) => JSON.stringify({
+blocks.ingest("edge_logs", Array.from({ length: 1500 }, (_, i) => JSON.stringify({
   id: `b${i}`, timestamp: 1795177796000000 - i * 1e6, project: `tenant-${i % 7}`, event_message: `GET | 200 | /rest/v1/t${i}`,
   metadata: [{ request: [{ url: `https://tenant-${i % 7}.supabase.co/rest/v1/t${i}?id=eq.${i * 7919}`, path: `/rest/v1/t${i}` }], note: "x".repeat(i % 300) }],
 })).join("\n"));

@@ -1314,6 +1314,7 @@ impl JsShardDirectory {
 fn describe_js(value: &JsValue) -> String {
     match value.js_typeof().as_string().unwrap_or_default() {
         _ if value.is_null() => "null".to_owned(),
+        _ if value.is_undefined() => "undefined".to_owned(),
         kind if kind.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {kind}"),
         kind => format!("a {kind}"),
     }

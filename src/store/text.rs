@@ -26,6 +26,12 @@ pub struct Span {
 const LEN_BITS: u32 = 32 - BLOCK_BITS;
 /// The length of a record that runs to its block's end.
 const ALONE: u32 = (1 << LEN_BITS) - 1;
+/// The shortest record: a header byte and its id's length.
+const MIN_RECORD_BYTES: usize = 2;
+// A record of `ALONE` bytes or more leaves no room in its block for another
+// (so "runs to the block's end" is its length), and every offset fits in the
+// span's top `BLOCK_BITS`.
+const _: () = assert!(BLOCK_BYTES - (ALONE as usize) < MIN_RECORD_BYTES);
 
 impl Span {
     pub const NULL: Span = Span {
@@ -265,9 +271,10 @@ pub struct Arena {
 
 /// A dictionary of the first text seen lets a small block (one project's
 /// few entries) refer to the keys, agents and hosts all entries share, so
-/// blocks can be sealed early: 32 KiB blocks of the benchmark's logs deflate
+/// blocks can be sealed early: 32 KiB blocks of the benchmark's logs deflated
 /// to about 0.08 of their text with it and 0.10 without (a 32 KiB one saved
-/// 1% more and takes four times as long to read before a seal).
+/// 1% more and took four times as long to read before a seal; with 64 KiB
+/// blocks, a 4 KiB one added 1.1% and a 16 KiB one saved 0.6%).
 const DICTIONARY_BYTES: usize = 8 << 10;
 
 /// Open blocks may hold at most this share of an arena's text (decoded)…
@@ -275,7 +282,7 @@ const OPEN_SHARE: usize = 256;
 /// … or this many bytes, whichever is more: past it, `compact` seals the
 /// largest, so that many projects that send little leave little text
 /// uncompressed.
-const OPEN_FLOOR: usize = 64 << 10;
+const OPEN_FLOOR: usize = 2 * BLOCK_BYTES;
 
 impl Arena {
     /// Every block, each lane's open block and the dictionary: what a
@@ -567,7 +574,7 @@ impl Arena {
 
 /// Blocks a reader keeps decoded: logs.all's rows are one project's newest,
 /// and so in its last few blocks.
-const DECODED_BLOCKS: usize = 16;
+const DECODED_BLOCKS: usize = 8;
 
 /// Reads records of an arena, decoding each block it needs once (the last
 /// few kept). A block that does not decode, or a record that does not parse
@@ -817,9 +824,10 @@ mod tests {
         for (id, &span) in ids.iter().zip(&spans) {
             assert_eq!(reader.record::<0>(span).map(|r| r.id), Some(*id));
         }
-        for _ in 0..2000 {
+        for _ in 0..BLOCK_BYTES / 17 + 1 {
             arena.push_record(1, ids[0], []);
         }
+        assert!(matches!(arena.blocks[0], Block::Sealed { .. }));
         let mut reader = arena.reader();
         let id = reader.record::<0>(spans[0]).map(|r| r.id);
         assert_eq!(id, Some(ids[0]), "from a sealed block");
@@ -924,6 +932,21 @@ mod tests {
         let far = Span::new(1 << 20, 5, 7);
         assert_eq!((far.block(), far.range(0)), (1 << 20, 5..12));
         assert!(!arena.holds(far));
+    }
+
+    #[test]
+    fn records_about_a_block_long_read_back_with_the_one_after() {
+        for len in BLOCK_BYTES - 6..=BLOCK_BYTES + 1 {
+            let mut arena = Arena::default();
+            let texts = [
+                (0, "z".repeat(len)),
+                (0, String::new()),
+                (0, "after".to_string()),
+            ];
+            let spans: Vec<Span> = texts.iter().map(|(l, t)| arena.push(*l, t)).collect();
+            assert!(spans.iter().all(|&s| arena.holds(s)), "{len}");
+            reads_back_from_its_parts(&arena, &texts, &spans);
+        }
     }
 
     #[test]

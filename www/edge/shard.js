@@ -96,7 +96,8 @@ export class ShardObject {
           console.error(`log-endpoints: restoring the snapshot failed (${e?.message}); replaying the stored batches`);
           this.woke.snapshotFailed = String(e?.message);
           this.service = undefined;
-          resetEngine();
+          // Only a trap leaves the engine unusable; a storage error does not.
+          if (e instanceof WebAssembly.RuntimeError) resetEngine();
         }
       }
     }
