@@ -77,6 +77,8 @@ const result = {
   functionRows: stats.functionRows,
   batches,
   snapshotBytes: stats.snapshot.bytes,
+  // The alarm's write of the full store's snapshot into SQLite, in parts (the object serves nothing meanwhile).
+  snapshotWriteMs: stats.snapshot.ms,
   firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),
   wakeMsFromSnapshot: median(fromSnapshot.map((r) => r.woke.ms)),
   // Of the wake: restoring the store from the snapshot's parts, each read from SQLite as the engine takes it.

@@ -145,15 +145,16 @@ export class ShardObject {
     const current = this.sql.exec("SELECT last_batch_id FROM snapshot WHERE id = 1").toArray()[0];
     if (current && current.last_batch_id === last) return { written: false, lastBatchId: last };
     if (this.failedBatches > 0) return { written: false, lastBatchId: current?.last_batch_id ?? 0, reason: `${this.failedBatches} stored batches did not load` };
-    // Parts are stored as the engine writes them (part 0, the header, last):
-    // neither the engine nor the isolate holds the whole snapshot.
+    // Parts are stored as the engine writes them (part 0, which begins with
+    // the header, last): neither the engine nor the isolate holds the whole snapshot.
+    const started = Date.now();
     const bytes = this.ctx.storage.transactionSync(() => {
       this.sql.exec("DELETE FROM snapshot_parts");
       const bytes = this.service.snapshotParts((part, body) => this.sql.exec("INSERT INTO snapshot_parts (part, body) VALUES (?, ?)", part, body.buffer));
       this.sql.exec("INSERT OR REPLACE INTO snapshot (id, last_batch_id, bytes, written_ms) VALUES (1, ?, ?, ?)", last, bytes, Date.now());
       return bytes;
     });
-    return { written: true, lastBatchId: last, bytes };
+    return { written: true, lastBatchId: last, bytes, ms: Date.now() - started };
   }
 
   async fetch(request) {
