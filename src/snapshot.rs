@@ -109,45 +109,37 @@ pub fn write_parts(store: &Store, part_bytes: usize, emit: &mut dyn FnMut(usize,
     let part_bytes = part_bytes.max(HEADER_BYTES);
     let mut first: Option<Vec<u8>> = None;
     let mut hasher = Xxh3::new();
-    let (mut parts, mut payload) = (0usize, 0usize);
-    let rest = {
-        let mut spill = |part: &[u8]| {
-            match first {
-                None => {
-                    hasher.update(part.get(HEADER_BYTES..).unwrap_or_default());
-                    payload += part.len() - HEADER_BYTES;
-                    first = Some(part.to_vec());
-                }
-                Some(_) => {
-                    hasher.update(part);
-                    payload += part.len();
-                    emit(parts, part);
-                }
+    let (mut parts, mut total) = (0usize, 0usize);
+    // Every part but the first is handed on as it comes; the first, which
+    // begins with the header's room, is kept until the checksum is known.
+    let mut take = |part: &[u8]| {
+        match first {
+            None => {
+                hasher.update(part.get(HEADER_BYTES..).unwrap_or_default());
+                first = Some(part.to_vec());
             }
-            parts += 1;
-        };
-        let mut w = Writer::spilling(vec![0; HEADER_BYTES], part_bytes, &mut spill);
+            Some(_) => {
+                hasher.update(part);
+                emit(parts, part);
+            }
+        }
+        total += part.len();
+        parts += 1;
+    };
+    let rest = {
+        let mut w = Writer::spilling(vec![0; HEADER_BYTES], part_bytes, &mut take);
         write_payload(&mut w, store);
         w.finish()
     };
-    let mut first = match first {
-        Some(first) => {
-            if !rest.is_empty() {
-                hasher.update(&rest);
-                payload += rest.len();
-                emit(parts, &rest);
-            }
-            first
-        }
-        None => {
-            hasher.update(rest.get(HEADER_BYTES..).unwrap_or_default());
-            payload += rest.len() - HEADER_BYTES;
-            rest
-        }
-    };
-    write_header(&mut first, VERSION, payload, hasher.digest());
+    // What follows the last whole part (at least the header's room when
+    // nothing was handed on).
+    if !rest.is_empty() {
+        take(&rest);
+    }
+    let mut first = first.unwrap_or_default();
+    write_header(&mut first, VERSION, total - HEADER_BYTES, hasher.digest());
     emit(0, &first);
-    HEADER_BYTES + payload
+    total
 }
 
 fn write_payload(w: &mut Writer, store: &Store) {
