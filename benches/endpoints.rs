@@ -74,6 +74,7 @@ fn main() {
             max_store_bytes: usize::MAX,
             ..Limits::default()
         },
+        block_storage: None,
     });
     let mut ingest = serde_json::Map::new();
     for (stream, flag) in [

@@ -76,3 +76,4 @@ pub use shard::{
     INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
 };
 pub use sketch::RELATIVE_ERROR as SKETCH_RELATIVE_ERROR;
+pub use store::block_storage::{BlockStorage, BlockStorageRef, MemoryBlocks};

@@ -25,6 +25,7 @@ use crate::shard::{
     Split,
 };
 use crate::staged::{self, StagedRows};
+use crate::store::block_storage::BlockStorageRef;
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
 
@@ -32,6 +33,8 @@ use crate::timestamp::Micros;
 pub struct Config {
     pub api_keys: Vec<ApiKey>,
     pub limits: Limits,
+    /// Where sealed text blocks go (none: memory): the edge worker's SQLite.
+    pub block_storage: Option<BlockStorageRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,7 +44,10 @@ pub struct StoreStats {
     pub function_rows: usize,
     /// Entries of other sources, by source name.
     pub other_sources: std::collections::BTreeMap<String, usize>,
+    /// Bytes the store takes in memory (what `max_store_bytes` bounds).
     pub store_bytes: usize,
+    /// Bytes of compressed text in the host's block storage, not in memory.
+    pub storage_bytes: usize,
     pub cached_results: usize,
 }
 
@@ -173,6 +179,7 @@ pub struct LogEndpoints {
     keys: KeyRing,
     cache: ResultCache,
     limits: Limits,
+    block_storage: Option<BlockStorageRef>,
 }
 
 /// Which endpoint a call names, and by which route: the route decides how
@@ -253,11 +260,16 @@ impl LogEndpoints {
         let mut limits = config.limits;
         limits.max_param_bytes = limits.max_param_bytes.min(MAX_VALUE_BYTES);
         limits.max_store_bytes = limits.max_store_bytes.min(LARGEST_STORE_BYTES);
-        LogEndpoints {
+        let mut service = LogEndpoints {
             keys: KeyRing::new(config.api_keys),
             limits,
             ..LogEndpoints::default()
+        };
+        if let Some(storage) = config.block_storage {
+            service.store.keep_text_in(&storage);
+            service.block_storage = Some(storage);
         }
+        service
     }
 
     /// The store as versioned, checksummed bytes (`from_snapshot` reads them).
@@ -303,7 +315,17 @@ impl LogEndpoints {
     }
 
     /// This service with a restored `store`: 503 `store_full` past its budget.
-    fn holding(mut self, store: Store) -> Result<LogEndpoints> {
+    fn holding(mut self, mut store: Store) -> Result<LogEndpoints> {
+        match &self.block_storage {
+            Some(storage) => store.keep_text_in(storage),
+            None if store.uses_storage() => {
+                return Err(Error::InvalidSnapshot {
+                    reason: "its text blocks are in a host's block storage, and none was given"
+                        .into(),
+                })
+            }
+            None => {}
+        }
         let used = store.heap_bytes();
         if used > self.limits.max_store_bytes {
             return Err(Error::StoreFull {
@@ -1013,6 +1035,7 @@ impl LogEndpoints {
             function_rows: self.store.functions.len(),
             other_sources: self.store.other.entries_by_source(),
             store_bytes: self.store.heap_bytes(),
+            storage_bytes: self.store.storage_bytes(),
             cached_results: self.cache.len(),
         }
     }

@@ -31,14 +31,14 @@ use std::borrow::Cow;
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::store::codec::{Bytes, Fixed, Reader, Source, Writer};
-use crate::store::text::StoredBlock;
+use crate::store::text::{BlockKind, StoredBlock};
 use crate::store::{
     Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlNames,
     UrlTrigrams,
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 11;
+const VERSION: u32 = 12;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -171,15 +171,15 @@ fn write_other(w: &mut Writer, other: &OtherTable) {
     write_interner(w, &other.projects);
 }
 
-/// A text arena: per block whether it is sealed and its decoded length,
-/// the blocks' bytes (compressed, or an open block's text), and each lane's
-/// open block.
+/// A text arena: per block its kind (`BlockKind`) and its decoded length,
+/// the blocks' bytes (compressed, an open block's text, or the hash and
+/// length of a block in the host's storage), and each lane's open block.
 fn write_arena(w: &mut Writer, text: &Arena) {
     let (blocks, open_of, dictionary) = text.parts();
-    let sealed: Vec<u8> = blocks.iter().map(|b| u8::from(b.sealed)).collect();
+    let kinds: Vec<u8> = blocks.iter().map(|b| b.kind as u8).collect();
     let lens: Vec<u32> = blocks.iter().map(|b| b.len).collect();
     let bytes: Vec<&[u8]> = blocks.iter().map(|b| &b.bytes[..]).collect();
-    w.column(&sealed);
+    w.column(&kinds);
     w.column(&lens);
     w.blobs(&bytes);
     w.column(open_of);
@@ -187,25 +187,27 @@ fn write_arena(w: &mut Writer, text: &Arena) {
 }
 
 fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
-    let sealed: Vec<u8> = r.column(what)?;
+    let kinds: Vec<u8> = r.column(what)?;
     let lens: Vec<u32> = r.column(what)?;
     let bytes = r.blobs(what)?;
     let open_of: Vec<u32> = r.column(what)?;
     let dictionary: Vec<u8> = r.column(what)?;
-    let blocks = (sealed.len() == lens.len() && lens.len() == bytes.len())
-        .then(|| {
-            sealed
-                .iter()
-                .zip(lens)
-                .zip(bytes)
-                .map(|((&sealed, len), bytes)| StoredBlock {
-                    sealed: sealed != 0,
-                    len,
-                    bytes: bytes.into_vec().into(),
-                })
-                .collect()
+    if kinds.len() != lens.len() || lens.len() != bytes.len() {
+        return Err(invalid(format!("{what} has blocks of different counts")));
+    }
+    let blocks = kinds
+        .iter()
+        .zip(lens)
+        .zip(bytes)
+        .map(|((&kind, len), bytes)| {
+            Some(StoredBlock {
+                kind: BlockKind::from_byte(kind)?,
+                len,
+                bytes: bytes.into_vec().into(),
+            })
         })
-        .ok_or_else(|| invalid(format!("{what} has blocks of different counts")))?;
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| invalid(format!("{what} has a block of no known kind")))?;
     Arena::from_parts(blocks, open_of, dictionary).ok_or_else(|| {
         invalid(format!(
             "{what} has more blocks than spans address, an open block that is not UTF-8 of its length, a lane without an open block, or too long a dictionary"

@@ -239,6 +239,11 @@ fn run(table: &EdgeTable, query: &LogsAllQuery, now: Micros, rows: &mut Rows) ->
             out.push('}');
         });
     }
+    if text.storage_failed() {
+        return Err(Error::StorageUnavailable {
+            reason: "a text block of the rows logs.all returns is missing from the host's storage, or not as it was stored".into(),
+        });
+    }
     if text.damaged() {
         return Err(Error::InvalidSnapshot {
             reason: "the stored text of rows logs.all returns does not decode (a damaged snapshot was restored)".into(),

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use crate::ingest::{StagedEdge, StagedInvocation, StagedOther, StagedRequest};
 use crate::timestamp::Micros;
 
+pub mod block_storage;
 pub(crate) mod codec;
 #[macro_use]
 pub(crate) mod columns;
@@ -816,6 +817,26 @@ impl Store {
             Stream::Other => (self.other.heap_bytes(), self.other.len()),
         };
         heap.checked_div(rows).unwrap_or(0)
+    }
+
+    /// Hands the tables' sealed text blocks, now and from now on, to a
+    /// host's storage (`block_storage`): memory keeps their columns and open
+    /// blocks only.
+    pub(crate) fn keep_text_in(&mut self, storage: &block_storage::BlockStorageRef) {
+        use block_storage::TextTable;
+        self.edge.text.keep_in(storage.clone(), TextTable::Edge);
+        self.other.text.keep_in(storage.clone(), TextTable::Other);
+    }
+
+    /// Whether some text is in a host's storage (the store then reads only
+    /// with it).
+    pub(crate) fn uses_storage(&self) -> bool {
+        self.edge.text.uses_storage() || self.other.text.uses_storage()
+    }
+
+    /// Bytes of compressed text in a host's storage, not in memory.
+    pub fn storage_bytes(&self) -> usize {
+        self.edge.text.storage_bytes() + self.other.text.storage_bytes()
     }
 
     /// Newest timestamp held in either stream the endpoints read.

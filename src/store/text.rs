@@ -8,6 +8,9 @@
 //! checks them. A snapshot stores the blocks as they are (restoring decodes
 //! nothing).
 
+use std::borrow::Cow;
+
+use super::block_storage::{block_key, BlockStorageRef, TextTable};
 use super::columns::capacity_bound;
 use super::deflate;
 
@@ -217,22 +220,45 @@ pub(crate) const MAX_BLOCKS: usize = u32::MAX as usize;
 const NO_BLOCK: u32 = u32::MAX;
 
 /// A block: being filled by its lane, or full and compressed (with its
-/// decoded length).
+/// decoded length), in memory or handed to the host's storage (with the
+/// length and XXH3 of its compressed bytes, checked when they are read back).
 enum Block {
     Open(Vec<u8>),
     Sealed { compressed: Box<[u8]>, len: u32 },
+    InStorage { len: u32, bytes: u32, hash: u64 },
 }
+
+/// What a snapshot says a block is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BlockKind {
+    Open = 0,
+    Sealed = 1,
+    InStorage = 2,
+}
+
+impl BlockKind {
+    pub(crate) fn from_byte(byte: u8) -> Option<BlockKind> {
+        [BlockKind::Open, BlockKind::Sealed, BlockKind::InStorage]
+            .into_iter()
+            .find(|kind| *kind as u8 == byte)
+    }
+}
+
+/// A block in storage as a snapshot keeps it: the XXH3 and the length of
+/// its compressed bytes.
+const IN_STORAGE_BYTES: usize = 8 + 4;
 
 /// Bytes a block costs besides its text (its slot).
 const BLOCK_SLOT: usize = std::mem::size_of::<Block>();
 
 /// A block of a snapshot: `len` bytes decoded; `bytes` compressed when
-/// `sealed`, else the open block's bytes (text, and ids as 16 bytes; each
-/// span's text is checked as UTF-8 when it is read).
+/// sealed, what the arena keeps of it (`IN_STORAGE_BYTES`) when in storage,
+/// else the open block's bytes (text, and ids as 16 bytes; each span's text
+/// is checked as UTF-8 when it is read).
 pub(crate) struct StoredBlock<'a> {
-    pub sealed: bool,
+    pub kind: BlockKind,
     pub len: u32,
-    pub bytes: std::borrow::Cow<'a, [u8]>,
+    pub bytes: Cow<'a, [u8]>,
 }
 
 /// Whether a text of `more` bytes goes to a new block rather than the open
@@ -267,6 +293,9 @@ pub struct Arena {
     dictionary: Vec<u8>,
     /// Whether a block has been sealed, and so the dictionary is fixed.
     sealed_any: bool,
+    /// Where sealed blocks go (none: they stay in memory), and the table
+    /// whose text this is.
+    storage: Option<(BlockStorageRef, TextTable)>,
 }
 
 /// A dictionary of the first text seen lets a small block (one project's
@@ -293,15 +322,25 @@ impl Arena {
             .iter()
             .map(|block| match block {
                 Block::Open(text) => StoredBlock {
-                    sealed: false,
+                    kind: BlockKind::Open,
                     len: text.len() as u32,
                     bytes: (&text[..]).into(),
                 },
                 Block::Sealed { compressed, len } => StoredBlock {
-                    sealed: true,
+                    kind: BlockKind::Sealed,
                     len: *len,
                     bytes: (&compressed[..]).into(),
                 },
+                Block::InStorage { len, bytes, hash } => {
+                    let mut kept = Vec::with_capacity(IN_STORAGE_BYTES);
+                    kept.extend_from_slice(&hash.to_le_bytes());
+                    kept.extend_from_slice(&bytes.to_le_bytes());
+                    StoredBlock {
+                        kind: BlockKind::InStorage,
+                        len: *len,
+                        bytes: kept.into(),
+                    }
+                }
             })
             .collect();
         (blocks, &self.open_of, &self.dictionary)
@@ -319,22 +358,30 @@ impl Arena {
         if blocks.len() > MAX_BLOCKS || dictionary.len() > DICTIONARY_BYTES {
             return None;
         }
-        let sealed_any = blocks.iter().any(|block| block.sealed);
+        let sealed_any = blocks.iter().any(|block| block.kind != BlockKind::Open);
+        // A longer claim than deflate can expand to would only make decoding
+        // allocate for nothing.
+        let possible = |compressed: usize| compressed.saturating_mul(deflate::MAX_EXPANSION);
         let blocks = blocks
             .into_iter()
-            .map(|block| {
-                if block.sealed {
-                    // A longer claim than deflate can expand to would only
-                    // make decoding allocate for nothing.
-                    let possible = block.bytes.len().saturating_mul(deflate::MAX_EXPANSION);
-                    (block.len as usize <= possible).then(|| Block::Sealed {
+            .map(|block| match block.kind {
+                BlockKind::Sealed => {
+                    (block.len as usize <= possible(block.bytes.len())).then(|| Block::Sealed {
                         compressed: block.bytes.into_owned().into_boxed_slice(),
                         len: block.len,
                     })
-                } else {
-                    (block.bytes.len() == block.len as usize)
-                        .then(|| Block::Open(block.bytes.into_owned()))
                 }
+                BlockKind::InStorage => {
+                    let (hash, bytes) = block.bytes.split_first_chunk::<8>()?;
+                    let bytes = u32::from_le_bytes(*<&[u8; 4]>::try_from(bytes).ok()?);
+                    (block.len as usize <= possible(bytes as usize)).then_some(Block::InStorage {
+                        len: block.len,
+                        bytes,
+                        hash: u64::from_le_bytes(*hash),
+                    })
+                }
+                BlockKind::Open => (block.bytes.len() == block.len as usize)
+                    .then(|| Block::Open(block.bytes.into_owned())),
             })
             .collect::<Option<Vec<_>>>()?;
         let lanes_fit = open_of
@@ -345,7 +392,56 @@ impl Arena {
             open_of,
             dictionary,
             sealed_any,
+            storage: None,
         })
+    }
+
+    /// Hands this arena's sealed blocks, those sealed from now on included,
+    /// to `storage` as `table`'s text; a block storage does not take stays
+    /// in memory (and is offered again by the next call).
+    pub(crate) fn keep_in(&mut self, storage: BlockStorageRef, table: TextTable) {
+        self.storage = Some((storage, table));
+        for index in 0..self.blocks.len() {
+            self.offload(index);
+        }
+    }
+
+    /// Whether some block is in storage (such an arena reads only with it).
+    pub(crate) fn uses_storage(&self) -> bool {
+        self.blocks
+            .iter()
+            .any(|block| matches!(block, Block::InStorage { .. }))
+    }
+
+    /// Bytes of compressed text in storage rather than in memory.
+    pub(crate) fn storage_bytes(&self) -> usize {
+        self.blocks
+            .iter()
+            .map(|block| match block {
+                Block::InStorage { bytes, .. } => *bytes as usize,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Hands block `index`, if sealed, to the storage (if any).
+    fn offload(&mut self, index: usize) {
+        let Some((storage, table)) = &self.storage else {
+            return;
+        };
+        let Some(block) = self.blocks.get_mut(index) else {
+            return;
+        };
+        let Block::Sealed { compressed, len } = block else {
+            return;
+        };
+        if storage.0.put(block_key(*table, index as u32), compressed) {
+            *block = Block::InStorage {
+                len: *len,
+                bytes: compressed.len() as u32,
+                hash: xxhash_rust::xxh3::xxh3_64(compressed),
+            };
+        }
     }
 
     /// Blocks and heap bytes after `texts` (each a lane and a length; a lane
@@ -430,7 +526,7 @@ impl Arena {
         for block in &self.blocks {
             match block {
                 Block::Open(t) => text += t.len(),
-                Block::Sealed { len, .. } => text += *len as usize,
+                Block::Sealed { len, .. } | Block::InStorage { len, .. } => text += *len as usize,
             }
         }
         for (lane, &index) in self.open_of.iter().enumerate() {
@@ -470,6 +566,7 @@ impl Arena {
                 }
             }
         }
+        self.offload(index);
     }
 
     /// Appends a row's record to `lane`'s block (a new one when it would
@@ -540,7 +637,7 @@ impl Arena {
     pub(crate) fn holds(&self, span: Span) -> bool {
         let len = match self.blocks.get(span.block()) {
             Some(Block::Open(text)) => text.len(),
-            Some(Block::Sealed { len, .. }) => *len as usize,
+            Some(Block::Sealed { len, .. } | Block::InStorage { len, .. }) => *len as usize,
             None => return false,
         };
         let range = span.range(len);
@@ -554,6 +651,7 @@ impl Arena {
             decoded: Decoded::default(),
             uuid: String::new(),
             damaged: false,
+            storage_failed: false,
         }
     }
 
@@ -564,6 +662,7 @@ impl Arena {
             .map(|block| match block {
                 Block::Open(text) => text.capacity(),
                 Block::Sealed { compressed, .. } => compressed.len(),
+                Block::InStorage { .. } => 0,
             })
             .sum();
         text + self.blocks.capacity() * BLOCK_SLOT
@@ -586,6 +685,8 @@ pub struct TextReader<'a> {
     /// A packed UUID, written out.
     uuid: String,
     damaged: bool,
+    /// A block in storage was missing there, or not as it was handed over.
+    storage_failed: bool,
 }
 
 impl TextReader<'_> {
@@ -597,8 +698,9 @@ impl TextReader<'_> {
             decoded,
             uuid,
             damaged,
+            storage_failed,
         } = self;
-        let record = read_bytes(arena, decoded, span)
+        let record = read_bytes(arena, decoded, storage_failed, span)
             .and_then(parse_record::<N>)
             .and_then(|RawRecord { packed, id, fields }| {
                 let id = match packed {
@@ -627,6 +729,12 @@ impl TextReader<'_> {
     pub fn damaged(&self) -> bool {
         self.damaged
     }
+
+    /// Whether the fault was the host's storage: a block was missing there,
+    /// or not the bytes handed over (then `damaged` is set too).
+    pub fn storage_failed(&self) -> bool {
+        self.storage_failed
+    }
 }
 
 /// A reader's decoded blocks (the last `DECODED_BLOCKS`, each its block
@@ -640,34 +748,55 @@ struct Decoded {
 
 /// The bytes of `span`, from `arena`'s open block or from its sealed block
 /// decoded (kept in `decoded`).
-fn read_bytes<'d>(arena: &'d Arena, decoded: &'d mut Decoded, span: Span) -> Option<&'d [u8]> {
+fn read_bytes<'d>(
+    arena: &'d Arena,
+    decoded: &'d mut Decoded,
+    storage_failed: &mut bool,
+    span: Span,
+) -> Option<&'d [u8]> {
     if span.is_null() {
         return None;
     }
     let index = span.block();
-    match arena.blocks.get(index)? {
-        Block::Open(text) => text.get(span.range(text.len())),
-        Block::Sealed { compressed, len } => {
-            let Decoded { blocks, decoder } = decoded;
-            let at = match blocks.iter().position(|(i, _)| *i == index) {
-                Some(at) => at,
-                None => {
-                    let mut buffer = if blocks.len() == DECODED_BLOCKS {
-                        blocks.remove(0).1
-                    } else {
-                        Vec::new()
-                    };
-                    let dictionary = &arena.dictionary;
-                    if !decoder.decode_into(compressed, *len as usize, dictionary, &mut buffer) {
-                        return None;
-                    }
-                    blocks.push((index, buffer));
-                    blocks.len() - 1
-                }
+    let len = match arena.blocks.get(index)? {
+        Block::Open(text) => return text.get(span.range(text.len())),
+        Block::Sealed { len, .. } | Block::InStorage { len, .. } => *len as usize,
+    };
+    let Decoded { blocks, decoder } = decoded;
+    let at = match blocks.iter().position(|(i, _)| *i == index) {
+        Some(at) => at,
+        None => {
+            let compressed = compressed_bytes(arena, index);
+            *storage_failed |= compressed.is_none();
+            let compressed = compressed?;
+            let mut buffer = if blocks.len() == DECODED_BLOCKS {
+                blocks.remove(0).1
+            } else {
+                Vec::new()
             };
-            let text = &blocks.get(at)?.1;
-            text.get(span.range(*len as usize))
+            if !decoder.decode_into(&compressed, len, &arena.dictionary, &mut buffer) {
+                return None;
+            }
+            blocks.push((index, buffer));
+            blocks.len() - 1
         }
+    };
+    blocks.get(at)?.1.get(span.range(len))
+}
+
+/// The compressed bytes of sealed block `index`: in memory, or read back
+/// from storage and checked against the length and hash kept for them.
+fn compressed_bytes(arena: &Arena, index: usize) -> Option<Cow<'_, [u8]>> {
+    match arena.blocks.get(index)? {
+        Block::Sealed { compressed, .. } => Some(Cow::Borrowed(compressed)),
+        Block::InStorage { bytes, hash, .. } => {
+            let (storage, table) = arena.storage.as_ref()?;
+            let stored = storage.0.get(block_key(*table, index as u32))?;
+            let intact =
+                stored.len() == *bytes as usize && xxhash_rust::xxh3::xxh3_64(&stored) == *hash;
+            intact.then_some(Cow::Owned(stored))
+        }
+        Block::Open(_) => None,
     }
 }
 
@@ -795,7 +924,7 @@ mod tests {
             .iter()
             .map(|b| match b {
                 Block::Open(t) => t.len(),
-                Block::Sealed { .. } => 0,
+                Block::Sealed { .. } | Block::InStorage { .. } => 0,
             })
             .sum();
         assert!(open <= OPEN_FLOOR, "{open} bytes left open");
@@ -994,7 +1123,7 @@ mod tests {
             .collect();
         let (mut blocks, open_of, dictionary) = arena.parts();
         let first = &mut blocks[0];
-        assert!(first.sealed);
+        assert_eq!(first.kind, BlockKind::Sealed);
         first.bytes = first.bytes[..first.bytes.len() / 2].to_vec().into();
         let damaged = Arena::from_parts(blocks, open_of.to_vec(), dictionary.to_vec()).unwrap();
         let mut reader = damaged.reader();
@@ -1002,5 +1131,86 @@ mod tests {
         assert!(!reader.damaged());
         assert_eq!(reader.get(spans[0]), None);
         assert!(reader.damaged());
+    }
+
+    /// Storage that refuses every block.
+    struct Refusing;
+
+    impl super::super::block_storage::BlockStorage for Refusing {
+        fn put(&self, _: u64, _: &[u8]) -> bool {
+            false
+        }
+        fn get(&self, _: u64) -> Option<Vec<u8>> {
+            None
+        }
+    }
+
+    fn filled(storage: Option<BlockStorageRef>) -> (Arena, Vec<Span>) {
+        let mut arena = Arena::default();
+        if let Some(storage) = storage {
+            arena.keep_in(storage, TextTable::Other);
+        }
+        let spans = (0..9000)
+            .map(|i| arena.push(0, &format!("entry {i} ")))
+            .collect();
+        (arena, spans)
+    }
+
+    #[test]
+    fn sealed_blocks_go_to_storage_and_read_back_from_it() {
+        use super::super::block_storage::MemoryBlocks;
+        let (in_memory, _) = filled(None);
+        let blocks = std::rc::Rc::new(MemoryBlocks::default());
+        let (mut arena, spans) = filled(Some(BlockStorageRef(blocks.clone())));
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks.keys(), [block_key(TextTable::Other, 0)]);
+        assert_eq!(
+            arena.storage_bytes(),
+            in_memory.heap_bytes() - arena.heap_bytes()
+        );
+        let mut reader = arena.reader();
+        assert_eq!(reader.get(spans[0]), Some("entry 0 "));
+        assert_eq!(reader.get(spans[8999]), Some("entry 8999 "));
+        assert!(!reader.damaged());
+        // A block changed in storage, or gone from it, is a storage fault.
+        blocks.change(block_key(TextTable::Other, 0), |bytes| bytes[3] ^= 1);
+        let mut reader = arena.reader();
+        assert_eq!(reader.get(spans[0]), None);
+        assert!(reader.damaged() && reader.storage_failed());
+        arena.storage = None;
+        let mut reader = arena.reader();
+        assert_eq!(reader.get(spans[0]), None);
+        assert!(reader.storage_failed());
+    }
+
+    #[test]
+    fn a_block_storage_refuses_stays_in_memory() {
+        let (in_memory, _) = filled(None);
+        let (arena, spans) = filled(Some(BlockStorageRef(std::rc::Rc::new(Refusing))));
+        assert_eq!(arena.storage_bytes(), 0);
+        assert_eq!(arena.heap_bytes(), in_memory.heap_bytes());
+        let mut reader = arena.reader();
+        assert_eq!(reader.get(spans[0]), Some("entry 0 "));
+        assert!(!reader.damaged());
+    }
+
+    #[test]
+    fn a_snapshot_keeps_a_stored_blocks_hash_and_length() {
+        use super::super::block_storage::MemoryBlocks;
+        let blocks = std::rc::Rc::new(MemoryBlocks::default());
+        let (arena, spans) = filled(Some(BlockStorageRef(blocks.clone())));
+        let (parts, open_of, dictionary) = arena.parts();
+        assert_eq!(parts[0].kind, BlockKind::InStorage);
+        assert_eq!(parts[0].bytes.len(), IN_STORAGE_BYTES);
+        let again = |parts: Vec<StoredBlock>| {
+            Arena::from_parts(parts, open_of.to_vec(), dictionary.to_vec())
+        };
+        let mut restored = again(arena.parts().0).unwrap();
+        assert!(restored.uses_storage());
+        restored.keep_in(BlockStorageRef(blocks), TextTable::Other);
+        assert_eq!(restored.reader().get(spans[0]), Some("entry 0 "));
+        let mut short = arena.parts().0;
+        short[0].bytes = short[0].bytes[..IN_STORAGE_BYTES - 1].to_vec().into();
+        assert!(again(short).is_none());
     }
 }

@@ -38,6 +38,7 @@ fn service(limits: Option<&Value>) -> LogEndpoints {
             ApiKey::new("alpha-key").unwrap().only_projects(&["alpha"]),
         ],
         limits: l,
+        block_storage: None,
     })
 }
 

@@ -264,6 +264,7 @@ fn packed_rows_never_take_room_from_rows() {
                 max_store_bytes: budget,
                 ..Default::default()
             },
+            block_storage: None,
         })
     };
     let (mut packing, mut spread, mut roomy) = (limited(), limited(), service());

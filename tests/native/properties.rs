@@ -1,7 +1,11 @@
 //! Property tests: answers depend on what was ingested, not on how (order, batch
 //! boundaries, encoding), and a cached answer is the answer.
-use log_endpoints::{ApiKey, Config, LogEndpoints, Params};
-use log_endpoints_tools::random_logs::{entries, ndjson, other_tenants, query, Entry, RandomQuery};
+use std::rc::Rc;
+
+use log_endpoints::{ApiKey, BlockStorageRef, Config, LogEndpoints, MemoryBlocks, Params};
+use log_endpoints_tools::random_logs::{
+    entries, long_entries, ndjson, other_tenants, query, Entry, RandomQuery,
+};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -75,6 +79,57 @@ proptest! {
             prop_assert_eq!(answer(&mut restored, q), answer(&mut original, q), "{:?}", q);
         }
         prop_assert_eq!(restored.snapshot(), original.snapshot());
+    }
+
+    #[test]
+    fn text_in_block_storage_answers_as_in_memory(
+        (first, long, later) in (entries(120), long_entries(150), entries(40)),
+        queries in prop::collection::vec(query(), 1..12),
+    ) {
+        // The same batches into a store that keeps its text in memory and one
+        // that hands sealed blocks to block storage: the same answers, before
+        // and after a snapshot round trip, and while the stores grow.
+        let blocks = Rc::new(MemoryBlocks::default());
+        let config = || Config {
+            api_keys: vec![ApiKey::new(KEY).unwrap()],
+            block_storage: Some(BlockStorageRef(blocks.clone())),
+            ..Config::default()
+        };
+        let mut in_memory = service();
+        let mut in_storage = LogEndpoints::new(config());
+        for batch in [&first, &long] {
+            for stream in ["edge_logs", "function_edge_logs"] {
+                let batch = ndjson(of_stream(batch, stream));
+                in_memory.ingest(stream, batch.as_bytes()).unwrap();
+                in_storage.ingest(stream, batch.as_bytes()).unwrap();
+            }
+        }
+        let stats = in_storage.stats();
+        prop_assert_eq!(stats.storage_bytes > 0, !blocks.is_empty());
+        if stats.storage_bytes > 0 {
+            prop_assert!(stats.store_bytes < in_memory.stats().store_bytes, "{:?}", stats);
+        }
+        if long.len() > 100 {
+            prop_assert!(stats.storage_bytes > 0, "{} long entries sealed no block", long.len());
+        }
+        for q in &queries {
+            prop_assert_eq!(answer(&mut in_storage, q), answer(&mut in_memory, q), "{:?}", q);
+        }
+        // A snapshot holds the blocks in storage by their hash: it restores
+        // with the storage, and is refused without it.
+        let snapshot = in_storage.snapshot();
+        let mut restored = LogEndpoints::from_snapshot(&snapshot, config()).unwrap();
+        let without = LogEndpoints::from_snapshot(&snapshot, Config::default());
+        prop_assert_eq!(without.err().map(|e| e.code()), (!blocks.is_empty()).then_some("invalid_snapshot"));
+        for stream in ["edge_logs", "function_edge_logs"] {
+            let batch = ndjson(of_stream(&later, stream));
+            in_memory.ingest(stream, batch.as_bytes()).unwrap();
+            restored.ingest(stream, batch.as_bytes()).unwrap();
+        }
+        in_memory.clear_cache();
+        for q in &queries {
+            prop_assert_eq!(answer(&mut restored, q), answer(&mut in_memory, q), "{:?}", q);
+        }
     }
 
     #[test]
@@ -160,6 +215,7 @@ proptest! {
         let mut limited = LogEndpoints::new(Config {
             api_keys: vec![ApiKey::new(KEY).unwrap()],
             limits: log_endpoints::Limits { max_store_bytes: budget, ..Default::default() },
+            block_storage: None,
         });
         let mut reference = service();
         for (n, chunk) in entries.chunks(7).enumerate() {

@@ -162,6 +162,7 @@ impl Deployment {
         LogEndpoints::new(Config {
             api_keys: vec![ApiKey::new(KEY).unwrap()],
             limits,
+            block_storage: None,
         })
     }
 
@@ -413,6 +414,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
         LogEndpoints::new(Config {
             api_keys: vec![ApiKey::new(KEY).unwrap()],
             limits,
+            block_storage: None,
         })
     };
     let mut shard = small();
@@ -754,6 +756,7 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
             max_store_bytes: 60_000,
             ..Default::default()
         },
+        block_storage: None,
     };
     let delivery = |round: u64| {
         let values: Vec<serde_json::Value> = (0..25)
@@ -898,6 +901,7 @@ fn a_busy_projects_first_rows_go_to_its_split() {
             max_store_bytes: 1 << 20,
             ..Default::default()
         },
+        block_storage: None,
     });
     let values: Vec<serde_json::Value> = (0..3_000)
         .map(|i| {

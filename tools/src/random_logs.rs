@@ -223,6 +223,37 @@ pub fn other_tenants(max: usize) -> impl Strategy<Value = Vec<Entry>> {
 }
 
 /// NDJSON of `entries`.
+/// Edge entries of the queried projects with long messages (0.5–3 KB), up
+/// to `max`: enough text to fill and seal text blocks.
+pub fn long_entries(max: usize) -> impl Strategy<Value = Vec<Entry>> {
+    let entry = (timestamp(), prop::sample::select(&PROJECTS[..]), 500..3000usize, any::<u64>())
+        .prop_map(|(timestamp, project, len, seed)| {
+            // Words from the seed: text deflate shortens, as log lines are.
+            let mut state = seed | 1;
+            let mut message = String::with_capacity(len + 8);
+            while message.len() < len {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                message.push_str(["select", "from", "where", "rows", "ms", "GET", "/rest/v1/"][(state % 7) as usize]);
+                message.push_str(&format!(" {} ", state % 1000));
+            }
+            Entry {
+                stream: "edge_logs",
+                value: json!({"timestamp": timestamp, "project": project, "event_message": message,
+                              "metadata": [{"request": [{"url": format!("https://{project}.supabase.co/rest/v1/t"), "path": "/rest/v1/t"}]}]}),
+            }
+        });
+    prop::collection::vec(entry, 0..max).prop_map(|mut entries| {
+        for (n, entry) in entries.iter_mut().enumerate() {
+            if let Value::Object(map) = &mut entry.value {
+                map.insert("id".into(), json!(format!("long-id-{n:05}")));
+            }
+        }
+        entries
+    })
+}
+
 pub fn ndjson<'a>(entries: impl IntoIterator<Item = &'a Value>) -> String {
     entries.into_iter().map(|v| v.to_string() + "\n").collect()
 }
