@@ -23,6 +23,7 @@ use crate::shard::{
     refusal_is_final, Delivery, Gather, KnownRegistrations, QueryPlan, Retention, Round,
     ShardDirectory, ShardQuery, SplitRoute, SplitRoutes,
 };
+use crate::store::block_storage::{BlockStorage, BlockStorageRef};
 use crate::timestamp::{Micros, DAY};
 
 // The shared types of the JS API. Each endpoint's parameter and row types are
@@ -228,7 +229,7 @@ enum KeyOption {
 }
 
 const OPTIONS_SHAPE: &str =
-    "{ apiKeys: [\"key\" | { key, endpoints?, projects? }], ingestKeys?, now?: epoch ms, limits? }";
+    "{ apiKeys: [\"key\" | { key, endpoints?, projects? }], ingestKeys?, now?: epoch ms, limits?, blockStorage?: { put(key, bytes), get(key) } }";
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -237,6 +238,70 @@ struct Options {
     ingest_keys: Vec<String>,
     now: Option<f64>,
     limits: Limits,
+}
+
+/// The service's config and fixed clock from JS options.
+fn config_of(options: JsValue) -> Result<(Config, Option<f64>), Error> {
+    let block_storage = JsBlockStorage::of(&options)?;
+    let options: Options = options_from(options, OPTIONS_SHAPE)?;
+    let fixed_now_ms = options.now;
+    let mut config = config_from(options)?;
+    config.block_storage = block_storage.map(|storage| BlockStorageRef(Rc::new(storage)));
+    Ok((config, fixed_now_ms))
+}
+
+/// The host's storage of sealed text blocks (`options.blockStorage`): `put`
+/// keeps a block's bytes under a numeric key (a throw: the block stays in
+/// memory), `get` gives them back (a `Uint8Array` or `ArrayBuffer`;
+/// anything else, or a throw: the block is missing).
+struct JsBlockStorage {
+    target: JsValue,
+    put: js_sys::Function,
+    get: js_sys::Function,
+}
+
+impl JsBlockStorage {
+    fn of(options: &JsValue) -> Result<Option<JsBlockStorage>, Error> {
+        if !options.is_object() {
+            return Ok(None);
+        }
+        let target = Reflect::get(options, &"blockStorage".into()).unwrap_or(JsValue::UNDEFINED);
+        if target.is_undefined() || target.is_null() {
+            return Ok(None);
+        }
+        let function = |name: &str| {
+            Reflect::get(&target, &name.into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        };
+        match (function("put"), function("get")) {
+            (Some(put), Some(get)) => Ok(Some(JsBlockStorage { target, put, get })),
+            _ => Err(Error::InvalidConfig {
+                reason: "blockStorage must have put(key, bytes) and get(key) functions".into(),
+            }),
+        }
+    }
+}
+
+impl BlockStorage for JsBlockStorage {
+    fn put(&self, key: u64, bytes: &[u8]) -> bool {
+        let key = JsValue::from_f64(key as f64);
+        self.put
+            .call2(&self.target, &key, &Uint8Array::from(bytes))
+            .is_ok()
+    }
+
+    fn get(&self, key: u64) -> Option<Vec<u8>> {
+        let key = JsValue::from_f64(key as f64);
+        let value = self.get.call1(&self.target, &key).ok()?;
+        if let Some(buffer) = value.dyn_ref::<js_sys::ArrayBuffer>() {
+            return Some(Uint8Array::new(buffer).to_vec());
+        }
+        value
+            .dyn_into::<Uint8Array>()
+            .ok()
+            .map(|bytes| bytes.to_vec())
+    }
 }
 
 fn config_from(options: Options) -> Result<Config, Error> {
@@ -263,6 +328,7 @@ fn config_from(options: Options) -> Result<Config, Error> {
             .chain(ingest_keys)
             .collect::<Result<Vec<_>, _>>()?,
         limits: options.limits,
+        block_storage: None,
     })
 }
 
@@ -416,9 +482,7 @@ impl JsLogEndpoints {
     /// `new LogEndpoints({ apiKeys, ingestKeys?, now?, limits? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = options_from(options, OPTIONS_SHAPE)?;
-        let fixed_now_ms = options.now;
-        let config = config_from(options)?;
+        let (config, fixed_now_ms) = config_of(options)?;
         Ok(JsLogEndpoints {
             inner: Rc::new(RefCell::new(LogEndpoints::new(config))),
             fixed_now_ms,
@@ -430,9 +494,8 @@ impl JsLogEndpoints {
     /// 400 `invalid_snapshot` for bytes that are not a whole snapshot.
     #[wasm_bindgen(js_name = fromSnapshot)]
     pub fn from_snapshot(bytes: &[u8], options: JsValue) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = options_from(options, OPTIONS_SHAPE)?;
-        let fixed_now_ms = options.now;
-        let service = LogEndpoints::from_snapshot(bytes, config_from(options)?)?;
+        let (config, fixed_now_ms) = config_of(options)?;
+        let service = LogEndpoints::from_snapshot(bytes, config)?;
         Ok(JsLogEndpoints {
             inner: Rc::new(RefCell::new(service)),
             fixed_now_ms,
@@ -453,8 +516,7 @@ impl JsLogEndpoints {
         bytes: usize,
         options: JsValue,
     ) -> Result<JsLogEndpoints, JsValue> {
-        let options: Options = options_from(options, OPTIONS_SHAPE)?;
-        let fixed_now_ms = options.now;
+        let (config, fixed_now_ms) = config_of(options)?;
         let parts =
             js_sys::try_iter(&parts)
                 .ok()
@@ -486,7 +548,7 @@ impl JsLogEndpoints {
                     )),
                 }),
             });
-            LogEndpoints::from_snapshot_parts(parts, bytes, config_from(options)?)
+            LogEndpoints::from_snapshot_parts(parts, bytes, config)
         };
         if let Some(e) = thrown {
             return Err(e);

@@ -1,7 +1,8 @@
 // A snapshot of many parts on workerd: the object writes them to SQLite as the
 // engine hands them on (part 0 last, in one transaction) and, after a restart,
 // reads them back through SQLite's cursor a part at a time. The store answers
-// as it did before, and wakes from the snapshot without replaying a batch.
+// as it did before (logs.all reading its text blocks back from SQLite), and
+// wakes from the snapshot without replaying a batch.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -49,7 +50,9 @@ test("a snapshot of many parts is stored and woken from on workerd, answering th
         assert.equal(res.status, 200, await res.text());
       }
     }
-    const { snapshot } = await maintain();
+    const { snapshot, storageBytes } = await maintain();
+    // Sealed text blocks are in the object's SQLite, not in the snapshot.
+    assert.ok(storageBytes > 100_000, `${storageBytes} bytes of text blocks in storage`);
     assert.ok(snapshot.written && snapshot.bytes > 2 * MiB, `a snapshot of ${snapshot.bytes} bytes: at least three parts`);
     const before = await answers();
     assert.ok(before[0].result.length > 0);
@@ -57,7 +60,8 @@ test("a snapshot of many parts is stored and woken from on workerd, answering th
     mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
     await mf.ready;
     assert.deepEqual(await answers(), before);
-    const { woke } = await maintain();
+    const { woke, storageBytes: storedAfter } = await maintain();
+    assert.equal(storedAfter, storageBytes);
     assert.equal(woke.fromSnapshot, true, JSON.stringify(woke));
     assert.equal(woke.replayedBatches, 0);
   } finally {

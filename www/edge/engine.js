@@ -50,7 +50,10 @@ export function settingsFrom(env) {
   }
 }
 
-/** A new engine with the settings' keys and clock; `limits` as the object needs them. */
-export function newEngine(settings, limits) {
-  return new LogEndpoints({ apiKeys: settings.apiKeys, ingestKeys: settings.ingestKeys, now: settings.fixedNowMs, limits });
+/**
+ * A new engine with the settings' keys and clock; `limits` as the object
+ * needs them, and `blockStorage` where it keeps sealed text blocks (none: memory).
+ */
+export function newEngine(settings, limits, blockStorage) {
+  return new LogEndpoints({ apiKeys: settings.apiKeys, ingestKeys: settings.ingestKeys, now: settings.fixedNowMs, limits, blockStorage });
 }

@@ -43,6 +43,14 @@ export class ShardObject {
     // handed back for want of room): a round sent again gets it again.
     this.sql.exec("CREATE TABLE IF NOT EXISTS answers (partition TEXT PRIMARY KEY, round INTEGER NOT NULL, report TEXT NOT NULL, overflow_bytes INTEGER NOT NULL)");
     this.sql.exec("CREATE TABLE IF NOT EXISTS answer_parts (partition TEXT NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (partition, part))");
+    // Sealed text blocks: the engine hands them here (under keys it picks)
+    // and reads back the few logs.all returns rows from, so memory holds the
+    // columns and open blocks only (README, "Capacity").
+    this.sql.exec("CREATE TABLE IF NOT EXISTS text_blocks (key INTEGER PRIMARY KEY, body BLOB NOT NULL)");
+    this.blockStorage = {
+      put: (key, bytes) => this.sql.exec("INSERT OR REPLACE INTO text_blocks (key, body) VALUES (?, ?)", key, bytes.buffer),
+      get: (key) => this.sql.exec("SELECT body FROM text_blocks WHERE key = ?", key).toArray()[0]?.body,
+    };
     // With SHARDING=off batches come here directly: resent ones are recognised here.
     this.seen = new SeenBatches(this.sql);
     ctx.blockConcurrencyWhile(async () => {
@@ -73,6 +81,7 @@ export class ShardObject {
     // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
     // on requests, and stored batches must load even if that setting was lowered.
     const limits = { maxStoreBytes: this.settings.maxStoreBytes };
+    const blockStorage = this.blockStorage;
     const snapshot = this.sql.exec("SELECT last_batch_id, bytes FROM snapshot WHERE id = 1").toArray()[0];
     let after = 0;
     this.woke = { fromSnapshot: false };
@@ -81,7 +90,7 @@ export class ShardObject {
         // Read from SQLite a part at a time as the engine takes them, never
         // joined: the isolate holds the store and one part, not the snapshot too.
         const parts = partsOf(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", []);
-        this.service = LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits });
+        this.service = LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits, blockStorage });
         this.woke.restoreMs = Date.now() - started;
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
@@ -101,7 +110,11 @@ export class ShardObject {
         }
       }
     }
-    this.service ??= newEngine(this.settings, limits);
+    if (!this.service) {
+      // Every block is written again as the batches replay.
+      this.sql.exec("DELETE FROM text_blocks");
+      this.service = newEngine(this.settings, limits, blockStorage);
+    }
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
     // Batches that did not load are retried on every rebuild; no snapshot is
     // written while there are any (it would leave them out for good).
