@@ -56,12 +56,18 @@ withOthers.ingestRecord(withOthers.prepareIngest(logflare, '[{"msg":"login","pro
 write("from_snapshot", withOthers.snapshot());
 write("from_snapshot", everything.snapshot());
 // Text in several deflate blocks (each 64 KiB of text before compression).
-const blocks = new LogEndpoints({});
-blocks.ingest("edge_logs", Array.from({ length: 1500 }, (_, i) => JSON.stringify({
+// Once with them in memory, once in a host's block storage (the snapshot
+// then keeps each sealed block's hash and length).
+const blockEntries = Array.from({ length: 1500 }, (_, i) => JSON.stringify({
   id: `b${i}`, timestamp: 1795177796000000 - i * 1e6, project: `tenant-${i % 7}`, event_message: `GET | 200 | /rest/v1/t${i}`,
   metadata: [{ request: [{ url: `https://tenant-${i % 7}.supabase.co/rest/v1/t${i}?id=eq.${i * 7919}`, path: `/rest/v1/t${i}` }], note: "x".repeat(i % 300) }],
-})).join("\n"));
-write("from_snapshot", blocks.snapshot());
+})).join("\n");
+for (const options of [{}, { blockStorage: { put() {}, get() {} } }]) {
+  const blocks = new LogEndpoints(options);
+  blocks.ingest("edge_logs", blockEntries);
+  if (options.blockStorage && !(blocks.stats().storageBytes > 0)) throw new Error("no block went to storage");
+  write("from_snapshot", blocks.snapshot());
+}
 for (const text of [
   "2026-11-20", "2026-11-20 10:00", "2026-11-20T10:00:00.123456Z", "2026-11-20T10:00:00+05:30",
   "2026-11-20T10:00:00-0800", "2026-11-20T10:00:00 UTC", "1795177796000000", "9999-12-31T23:59:59.999999Z",

@@ -45,13 +45,28 @@ fn growth<T>(column: &Vec<T>, additional: usize) -> usize {
 /// Reorders `column` from position `from` on, so that `from + k` holds what
 /// was at `order[k]` (every `order[k]` is `from` or more), in place: the
 /// capacity is kept, so the memory budget's prediction holds.
-fn permute<T: Copy>(column: &mut [T], from: usize, order: &[u32]) {
+///
+/// `merged_from`: `order` merges the rows before it, in their order, with
+/// the rows from it on. Each old row then moves only back, so the column is
+/// written from its end with the new rows' values alone copied aside (a
+/// batch, not the column: a copy of a large column left a hole as large in
+/// memory at each reordering batch). Otherwise the tail is copied.
+fn permute<T: Copy>(column: &mut [T], from: usize, order: &[u32], merged_from: Option<usize>) {
     let Some(tail) = column.get_mut(from..) else {
         return;
     };
-    let before = tail.to_vec();
-    for (slot, &i) in tail.iter_mut().zip(order) {
-        if let Some(&value) = (i as usize).checked_sub(from).and_then(|k| before.get(k)) {
+    let (aside, aside_from) = match merged_from {
+        Some(first_new) => (tail.get(first_new.saturating_sub(from)..), first_new),
+        None => (Some(&tail[..]), from),
+    };
+    let aside = aside.unwrap_or_default().to_vec();
+    for (k, &i) in order.iter().enumerate().rev() {
+        let i = i as usize;
+        let value = match i.checked_sub(aside_from) {
+            Some(at) => aside.get(at).copied(),
+            None => i.checked_sub(from).and_then(|at| tail.get(at)).copied(),
+        };
+        if let (Some(value), Some(slot)) = (value, tail.get_mut(k)) {
             *slot = value;
         }
     }
@@ -66,7 +81,7 @@ pub(crate) trait Column {
     fn heap_bytes(&self) -> usize;
     /// Reorders the column from position `from` on, so that `from + k` holds
     /// what was at `order[k]`.
-    fn permute(&mut self, from: usize, order: &[u32]);
+    fn permute(&mut self, from: usize, order: &[u32], merged_from: Option<usize>);
     fn len(&self) -> usize;
 }
 
@@ -83,8 +98,8 @@ impl<T: Copy> Column for Vec<T> {
         self.capacity() * std::mem::size_of::<T>()
     }
 
-    fn permute(&mut self, from: usize, order: &[u32]) {
-        permute(self, from, order);
+    fn permute(&mut self, from: usize, order: &[u32], merged_from: Option<usize>) {
+        permute(self, from, order, merged_from);
     }
 
     fn len(&self) -> usize {
@@ -192,4 +207,54 @@ macro_rules! table {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_permutation_puts_each_value_where_the_order_says_merged_or_not() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for len in [0usize, 1, 2, 3, 63, 64, 65, 1000] {
+            for from in [0, len / 3, len] {
+                let column: Vec<u64> = (0..len as u64).map(|v| v * 10).collect();
+                let mut order: Vec<u32> = (from as u32..len as u32).collect();
+                for i in (1..order.len()).rev() {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    order.swap(i, (seed % (i as u64 + 1)) as usize);
+                }
+                let expected: Vec<u64> = column[..from]
+                    .iter()
+                    .copied()
+                    .chain(order.iter().map(|&i| column[i as usize]))
+                    .collect();
+                let mut permuted = column.clone();
+                permute(&mut permuted, from, &order, None);
+                assert_eq!(permuted, expected, "len {len} from {from}");
+                // As a merge: the old rows (before `first_new`) in their order.
+                let first_new = from + (len - from) / 2;
+                let (mut old, mut new): (Vec<u32>, Vec<u32>) =
+                    order.iter().partition(|&&i| (i as usize) < first_new);
+                old.sort_unstable();
+                let merged: Vec<u32> = order
+                    .iter()
+                    .map(|&i| match (i as usize) < first_new {
+                        true => old.remove(0),
+                        false => new.remove(0),
+                    })
+                    .collect();
+                let expected: Vec<u64> = column[..from]
+                    .iter()
+                    .copied()
+                    .chain(merged.iter().map(|&i| column[i as usize]))
+                    .collect();
+                let mut permuted = column.clone();
+                permute(&mut permuted, from, &merged, Some(first_new));
+                assert_eq!(permuted, expected, "merged, len {len} from {from}");
+            }
+        }
+    }
 }

@@ -450,10 +450,13 @@ table! {
 /// (`order[k]` is the row that goes to `from + k`), or `None` when the rows
 /// are sorted. Old rows up to the earliest new timestamp keep their place, so
 /// a batch that arrives a little out of order costs what it overlaps, not the
-/// whole table.
+/// whole table. The old rows are sorted already, so the order is a merge of
+/// them with the new rows sorted (`merged_from`: where the new rows began),
+/// which lets each column be put in order with a copy of the new rows only.
 struct Reorder {
     from: usize,
     order: Vec<u32>,
+    merged_from: Option<usize>,
 }
 
 fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Reorder> {
@@ -464,16 +467,50 @@ fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Reorder> {
     }
     let earliest_new = new.iter().copied().min()?;
     let from = upper_bound(old, earliest_new);
-    let mut order: Vec<u32> = (from as u32..timestamps.len() as u32).collect();
-    order.sort_by_key(|&i| timestamps.get(i as usize).copied().unwrap_or(Micros::MAX));
-    Some(Reorder { from, order })
+    let time = |i: u32| timestamps.get(i as usize).copied().unwrap_or(Micros::MAX);
+    let mut fresh: Vec<u32> = (first_new as u32..timestamps.len() as u32).collect();
+    fresh.sort_by_key(|&i| time(i));
+    if !old.get(from..).is_some_and(|old| old.is_sorted()) {
+        // Not a table's state; sorted whole all the same.
+        let mut order: Vec<u32> = (from as u32..first_new as u32).chain(fresh).collect();
+        order.sort_by_key(|&i| time(i));
+        return Some(Reorder {
+            from,
+            order,
+            merged_from: None,
+        });
+    }
+    // A stable merge: on equal times the old row first, as a stable sort puts it.
+    let mut order = Vec::with_capacity(timestamps.len() - from);
+    let mut old_rows = (from as u32..first_new as u32).peekable();
+    let mut new_rows = fresh.into_iter().peekable();
+    loop {
+        let next = match (old_rows.peek(), new_rows.peek()) {
+            (Some(&o), Some(&n)) if time(n) < time(o) => new_rows.next(),
+            (Some(_), _) => old_rows.next(),
+            (None, _) => new_rows.next(),
+        };
+        match next {
+            Some(row) => order.push(row),
+            None => break,
+        }
+    }
+    Some(Reorder {
+        from,
+        order,
+        merged_from: Some(first_new),
+    })
 }
 
 /// Puts `columns` in `reorder`'s order (if any); the first row that moved.
 fn reorder(reorder: Option<Reorder>, columns: Vec<&mut dyn Column>) -> Option<usize> {
-    let Reorder { from, order } = reorder?;
+    let Reorder {
+        from,
+        order,
+        merged_from,
+    } = reorder?;
     for column in columns {
-        column.permute(from, &order);
+        column.permute(from, &order, merged_from);
     }
     Some(from)
 }
