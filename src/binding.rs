@@ -246,7 +246,8 @@ fn config_of(options: JsValue) -> Result<(Config, Option<f64>), Error> {
     let options: Options = options_from(options, OPTIONS_SHAPE)?;
     let fixed_now_ms = options.now;
     let mut config = config_from(options)?;
-    config.block_storage = block_storage.map(|storage| BlockStorageRef(Rc::new(storage)));
+    config.block_storage =
+        block_storage.map(|storage| BlockStorageRef(std::sync::Arc::new(storage)));
     Ok((config, fixed_now_ms))
 }
 
@@ -282,6 +283,14 @@ impl JsBlockStorage {
         }
     }
 }
+
+// SAFETY: this module is built for wasm32-unknown-unknown, whose build
+// without the `atomics` feature runs on one thread, so the JS values are never
+// reached from another; a threaded build does not compile these.
+#[cfg(not(target_feature = "atomics"))]
+unsafe impl Send for JsBlockStorage {}
+#[cfg(not(target_feature = "atomics"))]
+unsafe impl Sync for JsBlockStorage {}
 
 impl BlockStorage for JsBlockStorage {
     fn put(&self, key: u64, bytes: &[u8]) -> bool {

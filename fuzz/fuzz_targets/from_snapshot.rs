@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use log_endpoints::{
     seal_snapshot_payload, ApiKey, BlockStorageRef, Config, LogEndpoints, MemoryBlocks, Params,
@@ -20,7 +20,7 @@ use log_endpoints::{
 fn config() -> Config {
     Config {
         api_keys: vec![ApiKey::new("k").expect("key")],
-        block_storage: Some(BlockStorageRef(Rc::new(MemoryBlocks::default()))),
+        block_storage: Some(BlockStorageRef(Arc::new(MemoryBlocks::default()))),
         ..Config::default()
     }
 }

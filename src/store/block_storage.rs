@@ -4,9 +4,8 @@
 //! checked against the length and XXH3 the arena keeps for it, so a stale or
 //! damaged stored block reads as damaged, never as another block's text.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// A host's storage for sealed text blocks.
 pub trait BlockStorage {
@@ -18,9 +17,9 @@ pub trait BlockStorage {
     fn get(&self, key: u64) -> Option<Vec<u8>>;
 }
 
-/// A shared handle to a host's block storage.
+/// A shared handle to a host's block storage (`Send`, as a service is).
 #[derive(Clone)]
-pub struct BlockStorageRef(pub Rc<dyn BlockStorage>);
+pub struct BlockStorageRef(pub Arc<dyn BlockStorage + Send + Sync>);
 
 impl std::fmt::Debug for BlockStorageRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -43,12 +42,16 @@ pub fn block_key(table: TextTable, block: u32) -> u64 {
 /// Block storage in a map: for Rust hosts and tests.
 #[derive(Default)]
 pub struct MemoryBlocks {
-    blocks: RefCell<HashMap<u64, Vec<u8>>>,
+    blocks: Mutex<HashMap<u64, Vec<u8>>>,
 }
 
 impl MemoryBlocks {
+    fn blocks(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<u8>>> {
+        self.blocks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub fn len(&self) -> usize {
-        self.blocks.borrow().len()
+        self.blocks().len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -57,23 +60,23 @@ impl MemoryBlocks {
 
     /// Changes the block under `key` with `change` (a test's damage).
     pub fn change(&self, key: u64, change: impl FnOnce(&mut Vec<u8>)) {
-        if let Some(bytes) = self.blocks.borrow_mut().get_mut(&key) {
+        if let Some(bytes) = self.blocks().get_mut(&key) {
             change(bytes);
         }
     }
 
     pub fn keys(&self) -> Vec<u64> {
-        self.blocks.borrow().keys().copied().collect()
+        self.blocks().keys().copied().collect()
     }
 }
 
 impl BlockStorage for MemoryBlocks {
     fn put(&self, key: u64, bytes: &[u8]) -> bool {
-        self.blocks.borrow_mut().insert(key, bytes.to_vec());
+        self.blocks().insert(key, bytes.to_vec());
         true
     }
 
     fn get(&self, key: u64) -> Option<Vec<u8>> {
-        self.blocks.borrow().get(&key).cloned()
+        self.blocks().get(&key).cloned()
     }
 }

@@ -1160,7 +1160,7 @@ mod tests {
     fn sealed_blocks_go_to_storage_and_read_back_from_it() {
         use super::super::block_storage::MemoryBlocks;
         let (in_memory, _) = filled(None);
-        let blocks = std::rc::Rc::new(MemoryBlocks::default());
+        let blocks = std::sync::Arc::new(MemoryBlocks::default());
         let (mut arena, spans) = filled(Some(BlockStorageRef(blocks.clone())));
         assert_eq!(blocks.len(), 1);
         assert_eq!(blocks.keys(), [block_key(TextTable::Other, 0)]);
@@ -1186,7 +1186,7 @@ mod tests {
     #[test]
     fn a_block_storage_refuses_stays_in_memory() {
         let (in_memory, _) = filled(None);
-        let (arena, spans) = filled(Some(BlockStorageRef(std::rc::Rc::new(Refusing))));
+        let (arena, spans) = filled(Some(BlockStorageRef(std::sync::Arc::new(Refusing))));
         assert_eq!(arena.storage_bytes(), 0);
         assert_eq!(arena.heap_bytes(), in_memory.heap_bytes());
         let mut reader = arena.reader();
@@ -1197,7 +1197,7 @@ mod tests {
     #[test]
     fn a_snapshot_keeps_a_stored_blocks_hash_and_length() {
         use super::super::block_storage::MemoryBlocks;
-        let blocks = std::rc::Rc::new(MemoryBlocks::default());
+        let blocks = std::sync::Arc::new(MemoryBlocks::default());
         let (arena, spans) = filled(Some(BlockStorageRef(blocks.clone())));
         let (parts, open_of, dictionary) = arena.parts();
         assert_eq!(parts[0].kind, BlockKind::InStorage);

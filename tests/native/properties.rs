@@ -1,6 +1,6 @@
 //! Property tests: answers depend on what was ingested, not on how (order, batch
 //! boundaries, encoding), and a cached answer is the answer.
-use std::rc::Rc;
+use std::sync::Arc;
 
 use log_endpoints::{ApiKey, BlockStorageRef, Config, LogEndpoints, MemoryBlocks, Params};
 use log_endpoints_tools::random_logs::{
@@ -89,7 +89,7 @@ proptest! {
         // The same batches into a store that keeps its text in memory and one
         // that hands sealed blocks to block storage: the same answers, before
         // and after a snapshot round trip, and while the stores grow.
-        let blocks = Rc::new(MemoryBlocks::default());
+        let blocks = Arc::new(MemoryBlocks::default());
         let config = || Config {
             api_keys: vec![ApiKey::new(KEY).unwrap()],
             block_storage: Some(BlockStorageRef(blocks.clone())),
