@@ -64,6 +64,22 @@ test("a snapshot of many parts is stored and woken from on workerd, answering th
     assert.equal(storedAfter, storageBytes);
     assert.equal(woke.fromSnapshot, true, JSON.stringify(woke));
     assert.equal(woke.replayedBatches, 0);
+    // Rows of the day's first hours are in sealed blocks: a block changed in
+    // SQLite is a storage fault the shipper's client may retry, never
+    // another block's text.
+    // (Each asks for another end, so that no answer comes from the cache.)
+    const early = (hours) => `logs.all?project=${project}&project_tier=PAYG&iso_timestamp_end=${new Date(NOW - hours * 3600e3).toISOString()}`;
+    const query = (hours) => mf.dispatchFetch(`${BASE}/api/endpoints/query/${early(hours)}`, { headers: { "X-API-KEY": "k" } });
+    const intact = await query(20);
+    assert.equal(intact.status, 200);
+    assert.ok((await intact.json()).result.length > 0);
+    const ns = await mf.getDurableObjectNamespace("SHARD");
+    const { damaged } = await (await ns.get(ns.idFromName("logs")).fetch("https://shard.internal/test/damage-text-blocks", { method: "POST" })).json();
+    assert.ok(damaged > 0);
+    const refused = await query(19);
+    const body = await refused.text();
+    assert.equal(refused.status, 503, body);
+    assert.equal(JSON.parse(body).error.code, "storage_unavailable");
   } finally {
     await mf.dispose();
     rmSync(dir, { recursive: true, force: true });

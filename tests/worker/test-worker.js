@@ -6,6 +6,7 @@
 // - X-Test-Corrupt-Snapshot: on a shard's maintenance path, flips one byte of its stored snapshot.
 // And an object's own paths, which a test calls through its namespace:
 // - a shard's POST /test/fail-storage?times=N: its next N storage writes throw;
+// - a shard's POST /test/damage-text-blocks: flips one byte of each text block in its SQLite;
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only).
 // The cron acts as of its scheduled time, whatever FIXED_NOW_MS says.
@@ -79,6 +80,16 @@ export class ShardObject extends ProductShard {
     if (url.pathname === "/test/fail-storage") {
       this.failingWrites = Number(url.searchParams.get("times") ?? 1);
       return Response.json({ failingWrites: this.failingWrites });
+    }
+    if (url.pathname === "/test/damage-text-blocks") {
+      let damaged = 0;
+      for (const { key, body } of this.sql.exec("SELECT key, body FROM text_blocks").toArray()) {
+        const bytes = new Uint8Array(body);
+        bytes[bytes.length >> 1] ^= 0x40;
+        this.sql.exec("UPDATE text_blocks SET body = ? WHERE key = ?", bytes.buffer, key);
+        damaged++;
+      }
+      return Response.json({ damaged });
     }
     return super.fetch(request);
   }

@@ -111,8 +111,14 @@ export class ShardObject {
       }
     }
     if (!this.service) {
-      // Every block is written again as the batches replay.
-      this.sql.exec("DELETE FROM text_blocks");
+      // Every block is written again as the batches replay, maybe otherwise
+      // (a trap on the way, another build): a snapshot kept for its blocks'
+      // hashes would read them as damaged, so it goes with them.
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec("DELETE FROM text_blocks");
+        this.sql.exec("DELETE FROM snapshot_parts");
+        this.sql.exec("DELETE FROM snapshot");
+      });
       this.service = newEngine(this.settings, limits, blockStorage);
     }
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
@@ -268,7 +274,11 @@ export class ShardObject {
     try {
       this.store(stream, body, newestUs, request, also);
     } catch (e) {
-      this.rebuild();
+      try {
+        this.rebuild();
+      } catch {
+        this.service = undefined; // the next request rebuilds
+      }
       throw storageUnavailable(e.message);
     }
     await this.armAlarm();
