@@ -144,7 +144,10 @@ export interface StoreStats {
   functionRows: number;
   /** Entries of other sources (Logflare's ingest API), by source name. */
   otherSources: Record<string, number>;
+  /** Bytes the store takes in memory (what `limits.maxStoreBytes` bounds). */
   storeBytes: number;
+  /** Bytes of sealed text blocks in the `blockStorage` option's storage. */
+  storageBytes: number;
   cachedResults: number;
 }
 export interface WarmReport { refreshed: number; kept: number }
@@ -1016,7 +1019,7 @@ impl JsLogEndpoints {
         self.inner.borrow_mut().clear_cache();
     }
 
-    /// `{ edgeEntries, functionRows, storeBytes, cachedResults }`.
+    /// `{ edgeEntries, functionRows, otherSources, storeBytes, storageBytes, cachedResults }`.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.borrow().stats())
     }
