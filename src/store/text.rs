@@ -757,7 +757,9 @@ fn read_bytes<'d>(
     storage_failed: &mut bool,
     span: Span,
 ) -> Option<&'d [u8]> {
-    if span.is_null() {
+    // After one block could not be read back, the answer is a storage fault:
+    // storage is not asked again for each of the rows left.
+    if span.is_null() || *storage_failed {
         return None;
     }
     let index = span.block();
