@@ -8,11 +8,13 @@
 //! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table,
 //! the function table, then the other sources' table, each column as a count
 //! and its values, each text as a length and its UTF-8. A table's free text is
-//! stored as its deflate blocks are held (restoring decodes none of them).
+//! stored as its deflate blocks are held (restoring decodes none of them),
+//! and a block the host's block storage holds as its hash and length (such a
+//! snapshot reopens only with that storage).
 //! Each project's rows are rebuilt (a pass over a column); the URL index is
-//! stored (rebuilding it hashes every URL). Version 11 (text in 64 KiB deflate
-//! blocks against the arena's dictionary, so a span's offset takes 16 bits)
-//! reads no older version: the edge worker replays its stored batches when
+//! stored (rebuilding it hashes every URL). Version 12 (each block's kind:
+//! open, sealed, or in storage; text in 64 KiB deflate blocks against the
+//! arena's dictionary) reads no older version: the edge worker replays its stored batches when
 //! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the

@@ -2,11 +2,13 @@
 //! in deflate blocks (`deflate`), in lanes: each lane (a project's entries)
 //! fills a block of its own, which is compressed once full (with one
 //! dictionary for the arena), so memory holds about a tenth of the text's
-//! bytes and a project's newest rows are in its last blocks.
+//! bytes and a project's newest rows are in its last blocks. Given a host's
+//! block storage (`block_storage`), sealed blocks go there and memory keeps
+//! their lengths and hashes only.
 //! Only logs.all reads text back, for the rows of one project it returns: a
 //! `TextReader` decodes the few blocks those rows point into, each once, and
 //! checks them. A snapshot stores the blocks as they are (restoring decodes
-//! nothing).
+//! nothing), and a block in storage as its hash and length.
 
 use std::borrow::Cow;
 

@@ -121,3 +121,28 @@ test("a snapshot written and handed over in parts reopens as the whole; parts th
   assert.throws(() => LogEndpoints.fromSnapshotParts(failing, bytes.length, {}), (e) => !("code" in e) && /SQLITE_IOERR/.test(e.message));
   assert.throws(() => LogEndpoints.fromSnapshotParts([null], bytes.length, {}), (e) => refused(e) && /not a Uint8Array but null/.test(e.message));
 });
+
+test("blockStorage keeps sealed text outside the engine: the same answers, a snapshot that reopens only with it, and faults named", () => {
+  const blocks = new Map();
+  const blockStorage = { put: (key, bytes) => void blocks.set(key, bytes), get: (key) => blocks.get(key) };
+  const options = { apiKeys: ["secret"], now: NOW, blockStorage };
+  const inMemory = service().svc;
+  const svc = new LogEndpoints(options);
+  const edge = [...generate({ stream: "edge_logs", count: 3000, endMs: NOW, spanMs: 2 * 3600e3 })];
+  svc.ingest("edge_logs", edge);
+  inMemory.clearCache();
+  const { storeBytes, storageBytes } = svc.stats();
+  assert.ok(blocks.size > 0 && storageBytes > 0, `${blocks.size} blocks, ${storageBytes} bytes in storage`);
+  assert.ok(storeBytes < inMemory.stats().storeBytes);
+  const params = { project, project_tier: "PRO", iso_timestamp_end: new Date(NOW - 3600e3).toISOString() };
+  const rows = svc.query("logs.all", params, "secret").result;
+  assert.ok(rows.length > 0);
+  assert.deepEqual(rows, inMemory.query("logs.all", params, "secret").result);
+  const snapshot = svc.snapshot();
+  assert.deepEqual(LogEndpoints.fromSnapshot(snapshot, options).query("logs.all", params, "secret").result, rows);
+  assert.throws(() => LogEndpoints.fromSnapshot(snapshot, { apiKeys: ["secret"] }), (e) => e.code === "invalid_snapshot" && /block storage/.test(e.message));
+  assert.throws(() => new LogEndpoints({ apiKeys: ["secret"], blockStorage: { put() {} } }), (e) => e.status === 400 && e.code === "invalid_config" && /blockStorage/.test(e.message));
+  // A storage that loses its blocks: 503, never other rows.
+  const forgetful = LogEndpoints.fromSnapshot(snapshot, { ...options, blockStorage: { put() {}, get: () => undefined } });
+  assert.throws(() => forgetful.query("logs.all", params, "secret"), (e) => e.status === 503 && e.code === "storage_unavailable");
+});

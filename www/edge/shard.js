@@ -45,7 +45,7 @@ export class ShardObject {
     this.sql.exec("CREATE TABLE IF NOT EXISTS answer_parts (partition TEXT NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (partition, part))");
     // Sealed text blocks: the engine hands them here (under keys it picks)
     // and reads back the few logs.all returns rows from, so memory holds the
-    // columns and open blocks only (README, "Capacity").
+    // columns and open blocks only (docs/edge-deployment.md, "Text blocks in SQLite").
     this.sql.exec("CREATE TABLE IF NOT EXISTS text_blocks (key INTEGER PRIMARY KEY, body BLOB NOT NULL)");
     this.blockStorage = {
       put: (key, bytes) => this.sql.exec("INSERT OR REPLACE INTO text_blocks (key, body) VALUES (?, ?)", key, bytes.buffer),
@@ -100,8 +100,9 @@ export class ShardObject {
           this.woke.snapshotRefused = e.message;
           this.dropSnapshot();
         } else {
-          // Not the snapshot's fault (e.g. memory ran out in the engine): keep
-          // it, start a clean instance and replay everything this time.
+          // Not the snapshot's fault (e.g. memory ran out in the engine):
+          // start a clean instance and replay everything this time (the
+          // snapshot goes too, below: the replay writes the text blocks again).
           console.error(`log-endpoints: restoring the snapshot failed (${e?.message}); replaying the stored batches`);
           this.woke.snapshotFailed = String(e?.message);
           this.service = undefined;
