@@ -248,10 +248,8 @@ fn config_of(options: JsValue) -> Result<(Config, Option<f64>), Error> {
     let block_storage = JsBlockStorage::of(&options)?;
     let options: Options = options_from(options, OPTIONS_SHAPE)?;
     let fixed_now_ms = options.now;
-    let mut config = config_from(options)?;
-    config.block_storage =
-        block_storage.map(|storage| BlockStorageRef(std::sync::Arc::new(storage)));
-    Ok((config, fixed_now_ms))
+    let block_storage = block_storage.map(|storage| BlockStorageRef(std::sync::Arc::new(storage)));
+    Ok((config_from(options, block_storage)?, fixed_now_ms))
 }
 
 /// The host's storage of sealed text blocks (`options.blockStorage`): `put`
@@ -316,7 +314,7 @@ impl BlockStorage for JsBlockStorage {
     }
 }
 
-fn config_from(options: Options) -> Result<Config, Error> {
+fn config_from(options: Options, block_storage: Option<BlockStorageRef>) -> Result<Config, Error> {
     let query_keys = options.api_keys.into_iter().map(|k| match k {
         KeyOption::Plain(secret) => ApiKey::new(secret),
         KeyOption::Restricted {
@@ -340,7 +338,7 @@ fn config_from(options: Options) -> Result<Config, Error> {
             .chain(ingest_keys)
             .collect::<Result<Vec<_>, _>>()?,
         limits: options.limits,
-        block_storage: None,
+        block_storage,
     })
 }
 

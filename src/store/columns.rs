@@ -226,14 +226,18 @@ mod tests {
                     seed ^= seed << 17;
                     order.swap(i, (seed % (i as u64 + 1)) as usize);
                 }
-                let expected: Vec<u64> = column[..from]
-                    .iter()
-                    .copied()
-                    .chain(order.iter().map(|&i| column[i as usize]))
-                    .collect();
-                let mut permuted = column.clone();
-                permute(&mut permuted, from, &order, None);
-                assert_eq!(permuted, expected, "len {len} from {from}");
+                // `order` applied to the column, as `permute` should leave it.
+                let check = |order: &[u32], merged_from: Option<usize>| {
+                    let expected: Vec<u64> = column[..from]
+                        .iter()
+                        .copied()
+                        .chain(order.iter().map(|&i| column[i as usize]))
+                        .collect();
+                    let mut permuted = column.clone();
+                    permute(&mut permuted, from, order, merged_from);
+                    assert_eq!(permuted, expected, "len {len} from {from}, {merged_from:?}");
+                };
+                check(&order, None);
                 // As a merge: the old rows (before `first_new`) in their order.
                 let first_new = from + (len - from) / 2;
                 let (mut old, mut new): (Vec<u32>, Vec<u32>) =
@@ -246,14 +250,7 @@ mod tests {
                         false => new.remove(0),
                     })
                     .collect();
-                let expected: Vec<u64> = column[..from]
-                    .iter()
-                    .copied()
-                    .chain(merged.iter().map(|&i| column[i as usize]))
-                    .collect();
-                let mut permuted = column.clone();
-                permute(&mut permuted, from, &merged, Some(first_new));
-                assert_eq!(permuted, expected, "merged, len {len} from {from}");
+                check(&merged, Some(first_new));
             }
         }
     }

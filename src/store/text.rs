@@ -1124,10 +1124,7 @@ mod tests {
 
     #[test]
     fn a_damaged_block_reads_as_nothing_and_says_so() {
-        let mut arena = Arena::default();
-        let spans: Vec<Span> = (0..9000)
-            .map(|i| arena.push(0, &format!("entry {i} ")))
-            .collect();
+        let (arena, spans) = filled(None);
         let (mut blocks, open_of, dictionary) = arena.parts();
         let first = &mut blocks[0];
         assert_eq!(first.kind, BlockKind::Sealed);
@@ -1152,6 +1149,7 @@ mod tests {
         }
     }
 
+    /// 9,000 short texts in one lane: one sealed block and an open one.
     fn filled(storage: Option<BlockStorageRef>) -> (Arena, Vec<Span>) {
         let mut arena = Arena::default();
         if let Some(storage) = storage {

@@ -81,7 +81,6 @@ export class ShardObject {
     // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
     // on requests, and stored batches must load even if that setting was lowered.
     const limits = { maxStoreBytes: this.settings.maxStoreBytes };
-    const blockStorage = this.blockStorage;
     const snapshot = this.sql.exec("SELECT last_batch_id, bytes FROM snapshot WHERE id = 1").toArray()[0];
     let after = 0;
     this.woke = { fromSnapshot: false };
@@ -90,7 +89,7 @@ export class ShardObject {
         // Read from SQLite a part at a time as the engine takes them, never
         // joined: the isolate holds the store and one part, not the snapshot too.
         const parts = partsOf(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", []);
-        this.service = LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits, blockStorage });
+        this.service = LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits, blockStorage: this.blockStorage });
         this.woke.restoreMs = Date.now() - started;
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
@@ -120,7 +119,7 @@ export class ShardObject {
         this.sql.exec("DELETE FROM snapshot_parts");
         this.sql.exec("DELETE FROM snapshot");
       });
-      this.service = newEngine(this.settings, limits, blockStorage);
+      this.service = newEngine(this.settings, limits, this.blockStorage);
     }
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
     // Batches that did not load are retried on every rebuild; no snapshot is
