@@ -1,5 +1,5 @@
 // Cold start of the edge worker's Durable Object on workerd (Miniflare): fills
-// the store to its memory budget (52 MiB by default), then restarts the runtime
+// the store to its memory budget (64 MiB by default), then restarts the runtime
 // and times the first query, once waking from the snapshot the cron trigger
 // wrote and once replaying every stored batch (no snapshot).
 //

@@ -528,7 +528,7 @@ fn check_other(t: &OtherTable) -> Result<()> {
     if !t.timestamp.is_sorted() {
         return Err(invalid("other sources' entries out of time order"));
     }
-    if t.source.contains(&crate::store::NONE) || t.record.iter().any(|s| s.is_null()) {
+    if t.source.iter().any(|&s| s == crate::store::NONE) || t.record.iter().any(|s| s.is_null()) {
         return Err(invalid(
             "an other source's entry lacks its source, id or text",
         ));

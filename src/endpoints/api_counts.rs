@@ -19,8 +19,8 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
 use crate::store::{
-    lower_bound, lower_bound_from, slot, EdgeTable, IntKeyMap, Selected, Store, Sym, UrlNames,
-    UrlTrigrams, NONE, SOLE, SOLE_URL,
+    chunk_ranges, in_chunk, lower_bound, lower_bound_from, runs_by_chunk, slot, EdgeTable,
+    IntKeyMap, Selected, Store, Sym, UrlNames, UrlTrigrams, NONE, SOLE, SOLE_URL,
 };
 use crate::timestamp::{format_datetime, truncate, Micros, DAY, HOUR, MINUTE};
 
@@ -608,23 +608,26 @@ fn count_own_rows(
         let mut bucket = Micros::MIN..Micros::MIN;
         let mut tally = AreaTally::default();
         let mut matched = false;
-        for &row in *project_rows {
-            let (Some(&timestamp), Some(&requests)) = (
-                table.timestamp.get(row as usize),
-                table.requests.get(row as usize),
-            ) else {
-                continue;
-            };
-            if !bucket.contains(&timestamp) {
-                if matched {
-                    add(bucket.start, &tally);
+        for (chunk, run) in runs_by_chunk(project_rows) {
+            let (timestamps, requests) =
+                (table.timestamp.chunk(chunk), table.requests.chunk(chunk));
+            for &row in run {
+                let (Some(&timestamp), Some(&requests)) =
+                    (timestamps.get(in_chunk(row)), requests.get(in_chunk(row)))
+                else {
+                    continue;
+                };
+                if !bucket.contains(&timestamp) {
+                    if matched {
+                        add(bucket.start, &tally);
+                    }
+                    tally = AreaTally::default();
+                    matched = false;
+                    let start = truncate(timestamp, width);
+                    bucket = start..start.saturating_add(width);
                 }
-                tally = AreaTally::default();
-                matched = false;
-                let start = truncate(timestamp, width);
-                bucket = start..start.saturating_add(width);
+                matched |= tally_requests(table, project, requests, &mut matches, &mut tally);
             }
-            matched |= tally_requests(table, project, requests, &mut matches, &mut tally);
         }
         if matched {
             add(bucket.start, &tally);
@@ -676,28 +679,36 @@ fn count_by_scan(
     while let Some(&timestamp) = table.timestamp.get(at) {
         let bucket = truncate(timestamp, width);
         let end = lower_bound_from(&table.timestamp, at, bucket.saturating_add(width)).max(at + 1);
-        let (Some(requests), Some(projects), Some(soles)) = (
-            table.requests.get(at..end),
-            table.project.get(at..end),
-            table.sole_request.get(at..end),
-        ) else {
-            break;
-        };
         let mut tally = AreaTally::default();
         let mut matched = false;
-        for ((&entry_requests, &row_project), &sole) in requests.iter().zip(projects).zip(soles) {
-            let weight = weights.get(slot(row_project)).copied().unwrap_or(2);
-            if sole & SOLE != 0 && weight < 2 {
-                // Its one request counts by the project alone (and if it has
-                // a URL): no request column is read.
-                let counts = weight & u8::from(sole & SOLE_URL != 0);
-                if let Some(n) = tally.get_mut(usize::from(sole & 15)) {
-                    *n += i64::from(counts);
+        for piece in chunk_ranges(at..end) {
+            let (Some(requests), Some(projects), Some(soles)) = (
+                table.requests.piece(piece.clone()),
+                table.project.piece(piece.clone()),
+                table.sole_request.piece(piece),
+            ) else {
+                break;
+            };
+            let rows = requests.iter().zip(projects).zip(soles);
+            for ((&entry_requests, &row_project), &sole) in rows {
+                let weight = weights.get(slot(row_project)).copied().unwrap_or(2);
+                if sole & SOLE != 0 && weight < 2 {
+                    // Its one request counts by the project alone (and if it
+                    // has a URL): no request column is read.
+                    let counts = weight & u8::from(sole & SOLE_URL != 0);
+                    if let Some(n) = tally.get_mut(usize::from(sole & 15)) {
+                        *n += i64::from(counts);
+                    }
+                    matched |= counts != 0;
+                } else {
+                    matched |= tally_requests(
+                        table,
+                        row_project,
+                        entry_requests,
+                        &mut matches,
+                        &mut tally,
+                    );
                 }
-                matched |= counts != 0;
-            } else {
-                matched |=
-                    tally_requests(table, row_project, entry_requests, &mut matches, &mut tally);
             }
         }
         if matched {

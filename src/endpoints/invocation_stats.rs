@@ -16,7 +16,8 @@ use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
 use crate::sketch::Sketch;
 use crate::store::{
-    lower_bound, lower_bound_from, FunctionTable, Packed, Selected, Store, Sym, NO_STATUS,
+    chunk_ranges, in_chunk, lower_bound, lower_bound_from, runs_by_chunk, FunctionTable, Packed,
+    Selected, Store, Sym, NO_STATUS,
 };
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
@@ -241,19 +242,22 @@ fn fill_from_rows(
         bucket.times.reserve_exact(rows.len());
         // The rows are gathered, so each column read costs its cache lines:
         // the function column only when a function is asked for.
-        let add = |bucket: &mut Bucket, row: usize| {
-            if let (Some(&status), Some(&time)) =
-                (table.status_code.get(row), table.execution_time_ms.get(row))
-            {
-                bucket.add(status, time);
-            }
-        };
-        match function {
-            None => rows.iter().for_each(|&row| add(bucket, row as usize)),
-            Some(function) => {
-                for &row in rows {
-                    if table.function.get(row as usize) == Some(&function) {
-                        add(bucket, row as usize);
+        for (chunk, run) in runs_by_chunk(rows) {
+            let statuses = table.status_code.chunk(chunk);
+            let times = table.execution_time_ms.chunk(chunk);
+            let add = |bucket: &mut Bucket, at: usize| {
+                if let (Some(&status), Some(&time)) = (statuses.get(at), times.get(at)) {
+                    bucket.add(status, time);
+                }
+            };
+            match function {
+                None => run.iter().for_each(|&row| add(bucket, in_chunk(row))),
+                Some(function) => {
+                    let functions = table.function.chunk(chunk);
+                    for &row in run {
+                        if functions.get(in_chunk(row)) == Some(&function) {
+                            add(bucket, in_chunk(row));
+                        }
                     }
                 }
             }
@@ -307,36 +311,38 @@ fn fill_by_scan(
         let to = lower_bound_from(&table.timestamp, from, bucket_start.saturating_add(step));
         let range = from..to;
         from = to;
-        let (Some(projects), Some(functions), Some(statuses), Some(times)) = (
-            table.project.get(range.clone()),
-            table.function.get(range.clone()),
-            table.status_code.get(range.clone()),
-            table.execution_time_ms.get(range),
-        ) else {
-            continue;
-        };
         // Branch-free: which rows belong to the project varies row by row, so a
         // branch on it would be mispredicted about as often as not. Every time is
         // written to the next free slot and the slot is only kept for a match.
-        let mut kept = vec![0u64; projects.len()];
+        let mut kept = vec![0u64; range.len()];
         let mut len = 0usize;
         // -0.0 is the identity of IEEE addition (x + -0.0 == x, even for x = -0.0),
         // so adding it for a row that is not kept changes nothing.
         let (mut sum, mut min, mut max) = (-0.0f64, u64::MAX, 0u64);
-        let rows = projects.iter().zip(functions).zip(statuses).zip(times);
-        for (((&row_project, &row_function), &status), &time) in rows {
-            let keep = row_project == project && function.is_none_or(|f| row_function == f);
-            bucket.count += i64::from(keep);
-            bucket.errors += i64::from(keep & (status != NO_STATUS) & (status >= 400));
-            let keep_time = keep & !time.is_nan();
-            let key = order_key(time);
-            if let Some(slot) = kept.get_mut(len) {
-                *slot = key;
+        for piece in chunk_ranges(range) {
+            let (Some(projects), Some(functions), Some(statuses), Some(times)) = (
+                table.project.piece(piece.clone()),
+                table.function.piece(piece.clone()),
+                table.status_code.piece(piece.clone()),
+                table.execution_time_ms.piece(piece),
+            ) else {
+                continue;
+            };
+            let rows = projects.iter().zip(functions).zip(statuses).zip(times);
+            for (((&row_project, &row_function), &status), &time) in rows {
+                let keep = row_project == project && function.is_none_or(|f| row_function == f);
+                bucket.count += i64::from(keep);
+                bucket.errors += i64::from(keep & (status != NO_STATUS) & (status >= 400));
+                let keep_time = keep & !time.is_nan();
+                let key = order_key(time);
+                if let Some(slot) = kept.get_mut(len) {
+                    *slot = key;
+                }
+                len += usize::from(keep_time);
+                sum += if keep_time { time } else { -0.0 };
+                min = min.min(if keep_time { key } else { u64::MAX });
+                max = max.max(if keep_time { key } else { 0 });
             }
-            len += usize::from(keep_time);
-            sum += if keep_time { time } else { -0.0 };
-            min = min.min(if keep_time { key } else { u64::MAX });
-            max = max.max(if keep_time { key } else { 0 });
         }
         kept.truncate(len);
         (bucket.times, bucket.sum, bucket.min, bucket.max) = (kept, sum, min, max);

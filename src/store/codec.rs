@@ -130,9 +130,20 @@ impl<'s> Writer<'s> {
     }
 
     pub fn column<T: Fixed>(&mut self, values: &[T]) {
-        (values.len() as u64).put(&mut self.out);
+        self.column_of_pieces(values.len(), [values]);
+    }
+
+    /// A column of `len` values held in `pieces`, one after another: written
+    /// as `column` writes one slice of them.
+    pub fn column_of_pieces<'v, T: Fixed + 'v>(
+        &mut self,
+        len: usize,
+        pieces: impl IntoIterator<Item = &'v [T]>,
+    ) {
+        (len as u64).put(&mut self.out);
         self.spill();
-        for step in values.chunks((STEP_BYTES / T::WIDTH).max(1)) {
+        let per_step = (STEP_BYTES / T::WIDTH).max(1);
+        for step in pieces.into_iter().flat_map(|piece| piece.chunks(per_step)) {
             self.out.reserve(step.len() * T::WIDTH);
             for &v in step {
                 v.put(&mut self.out);
@@ -254,11 +265,38 @@ impl<'a> Reader<'a> {
     pub fn column<T: Fixed>(&mut self, what: &str) -> Result<Vec<T>> {
         let n = self.count(T::WIDTH, what)?;
         let mut values = Self::room(n, what)?;
+        self.values_into(&mut values, n, what)?;
+        Ok(values)
+    }
+
+    /// What `column_of_pieces` wrote, in chunks of `chunk_len` values (the
+    /// last may be shorter), each given exactly its room.
+    pub fn column_in_chunks<T: Fixed>(
+        &mut self,
+        what: &str,
+        chunk_len: usize,
+    ) -> Result<Vec<Vec<T>>> {
+        let n = self.count(T::WIDTH, what)?;
+        let mut chunks = Self::room(n.div_ceil(chunk_len.max(1)), what)?;
+        let mut read = 0;
+        while read < n {
+            let len = (n - read).min(chunk_len);
+            let mut chunk = Self::room(len, what)?;
+            self.values_into(&mut chunk, len, what)?;
+            chunks.push(chunk);
+            read += len;
+        }
+        Ok(chunks)
+    }
+
+    /// Reads `n` values onto `values`.
+    fn values_into<T: Fixed>(&mut self, values: &mut Vec<T>, n: usize, what: &str) -> Result<()> {
+        let target = values.len() + n;
         // A step at a time: a source in parts never joins a large column.
         // Every chunk has the width `take` reads.
         let per_step = (STEP_BYTES / T::WIDTH).max(1);
-        while values.len() < n {
-            let step = (n - values.len()).min(per_step);
+        while values.len() < target {
+            let step = (target - values.len()).min(per_step);
             let bytes = self.next(step * T::WIDTH, what)?;
             values.extend(
                 bytes
@@ -266,7 +304,7 @@ impl<'a> Reader<'a> {
                     .map(|chunk| T::take(chunk).unwrap_or(T::ZERO)),
             );
         }
-        Ok(values)
+        Ok(())
     }
 
     /// What `blobs` wrote.

@@ -24,6 +24,7 @@ pub mod url_names;
 pub mod project_index;
 
 use columns::{capacity_bound, grown, sum_columns, Column, PointsInto};
+pub use columns::{chunk_ranges, in_chunk, runs_by_chunk, Chunked};
 pub use packed::{Packed, PackedRows};
 pub(crate) use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
@@ -355,7 +356,7 @@ table! {
     pub struct EdgeTable {
         // One row per entry.
         // Its text goes to its project's lane (`project` is interned first).
-        group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedEdge, first_request: u32, project: Sym) {
+        group entry_columns, entry_columns_mut, Chunked, fn push_entry(table, entry: &StagedEdge, first_request: u32, project: Sym) {
             timestamp: Micros = entry.timestamp;
             project: Sym [projects] = project;
             /// Its id, `event_message` and raw `metadata`, as one record.
@@ -368,7 +369,7 @@ table! {
             sole_request: u8 = sole_request(entry);
         }
         // One row per request of an entry.
-        group request_columns, request_columns_mut, fn push_request(table, request: &StagedRequest) {
+        group request_columns, request_columns_mut, Vec, fn push_request(table, request: &StagedRequest) {
             request_url: Sym [urls] = table.urls.intern_opt(request.url.as_deref());
             request_areas: u8 = request.areas;
         }
@@ -384,8 +385,8 @@ table! {
 
 /// The columns that say which URLs each edge entry's requests have.
 pub struct EntryUrls<'a> {
-    project: &'a [Sym],
-    requests: &'a [(u32, u32)],
+    project: &'a Chunked<Sym>,
+    requests: &'a Chunked<(u32, u32)>,
     request_url: &'a [Sym],
 }
 
@@ -404,7 +405,7 @@ impl<'a> EntryUrls<'a> {
 table! {
     /// Function invocation rows (functions.invocation-stats): one per (metadata, response).
     pub struct FunctionTable {
-        group row_columns, row_columns_mut, fn push_row(table, row: &StagedInvocation) {
+        group row_columns, row_columns_mut, Chunked, fn push_row(table, row: &StagedInvocation) {
             timestamp: Micros = row.timestamp;
             project: Sym [projects] = table.projects.intern_opt(row.project_ref.as_deref());
             function: Sym [functions] = table.functions.intern_opt(row.function_id.as_deref());
@@ -430,7 +431,7 @@ table! {
     /// Entries of other sources (no endpoint reads them yet): each kept as it
     /// arrived, under its source, with its id, time and project.
     pub struct OtherTable {
-        group entry_columns, entry_columns_mut, fn push_entry(table, entry: &StagedOther) {
+        group entry_columns, entry_columns_mut, Chunked, fn push_entry(table, entry: &StagedOther) {
             timestamp: Micros = entry.timestamp;
             source: Sym [sources] = table.sources.intern(entry.source);
             project: Sym [projects] = table.projects.intern_opt(entry.project.as_deref());
@@ -459,18 +460,23 @@ struct Reorder {
     merged_from: Option<usize>,
 }
 
-fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Reorder> {
-    let (old, new) = timestamps.split_at_checked(first_new)?;
-    let boundary_sorted = old.last().zip(new.first()).is_none_or(|(a, b)| a <= b);
-    if boundary_sorted && new.is_sorted() {
+fn sort_order(timestamps: &Chunked<Micros>, first_new: usize) -> Option<Reorder> {
+    let len = timestamps.len();
+    if first_new > len {
         return None;
     }
-    let earliest_new = new.iter().copied().min()?;
-    let from = upper_bound(old, earliest_new);
+    let last_old = first_new.checked_sub(1).and_then(|at| timestamps.get(at));
+    let first_added = timestamps.get(first_new);
+    let boundary_sorted = last_old.zip(first_added).is_none_or(|(a, b)| a <= b);
+    if boundary_sorted && timestamps.values(first_new..len).is_sorted() {
+        return None;
+    }
+    let earliest_new = timestamps.values(first_new..len).copied().min()?;
+    let from = timestamps.partition_point_in(0..first_new, |&t| t <= earliest_new);
     let time = |i: u32| timestamps.get(i as usize).copied().unwrap_or(Micros::MAX);
-    let mut fresh: Vec<u32> = (first_new as u32..timestamps.len() as u32).collect();
+    let mut fresh: Vec<u32> = (first_new as u32..len as u32).collect();
     fresh.sort_by_key(|&i| time(i));
-    if !old.get(from..).is_some_and(|old| old.is_sorted()) {
+    if !timestamps.values(from..first_new).is_sorted() {
         // Not a table's state; sorted whole all the same.
         let mut order: Vec<u32> = (from as u32..first_new as u32).chain(fresh).collect();
         order.sort_by_key(|&i| time(i));
@@ -481,7 +487,7 @@ fn sort_order(timestamps: &[Micros], first_new: usize) -> Option<Reorder> {
         });
     }
     // A stable merge: on equal times the old row first, as a stable sort puts it.
-    let mut order = Vec::with_capacity(timestamps.len() - from);
+    let mut order = Vec::with_capacity(len - from);
     let mut old_rows = (from as u32..first_new as u32).peekable();
     let mut new_rows = fresh.into_iter().peekable();
     loop {
@@ -789,7 +795,7 @@ impl OtherTable {
     /// How many entries each source has, by name.
     pub fn entries_by_source(&self) -> std::collections::BTreeMap<String, usize> {
         let mut counts = vec![0usize; self.sources.len()];
-        for &source in &self.source {
+        for &source in self.source.iter() {
             if let Some(count) = counts.get_mut(source as usize) {
                 *count += 1;
             }
@@ -894,7 +900,7 @@ impl Store {
 }
 
 /// First index whose timestamp is `>= at` in a sorted column.
-pub fn lower_bound(timestamps: &[Micros], at: Micros) -> usize {
+pub fn lower_bound(timestamps: &Chunked<Micros>, at: Micros) -> usize {
     timestamps.partition_point(|&t| t < at)
 }
 
@@ -904,18 +910,17 @@ pub fn lower_bound(timestamps: &[Micros], at: Micros) -> usize {
 /// stepped over, so that walking a window bucket by bucket reads rows near
 /// those it read, not the column's middle (measured: usage.api-counts
 /// minutely, whose 60 buckets each searched the whole column).
-pub fn lower_bound_from(timestamps: &[Micros], from: usize, at: Micros) -> usize {
-    let rest = timestamps.get(from..).unwrap_or(&[]);
+pub fn lower_bound_from(timestamps: &Chunked<Micros>, from: usize, at: Micros) -> usize {
+    let before = |t: &Micros| *t < at;
     let mut reach = 1;
-    while rest.get(reach - 1).is_some_and(|&t| t < at) {
+    while timestamps.get(from + reach - 1).is_some_and(before) {
         reach *= 2;
     }
-    let stepped = rest.get(reach / 2..reach.min(rest.len())).unwrap_or(&[]);
-    from + reach / 2 + lower_bound(stepped, at)
+    timestamps.partition_point_in(from + reach / 2..from + reach, before)
 }
 
 /// First index whose timestamp is `> at` in a sorted column.
-pub fn upper_bound(timestamps: &[Micros], at: Micros) -> usize {
+pub fn upper_bound(timestamps: &Chunked<Micros>, at: Micros) -> usize {
     timestamps.partition_point(|&t| t <= at)
 }
 
@@ -925,7 +930,7 @@ mod tests {
 
     #[test]
     fn lower_bound_from_any_start_before_the_answer_finds_lower_bound() {
-        let timestamps: Vec<Micros> = [1, 3, 3, 3, 5, 8, 8, 9, 12, 20, 20, 21]
+        let timestamps: Chunked<Micros> = [1, 3, 3, 3, 5, 8, 8, 9, 12, 20, 20, 21]
             .into_iter()
             .chain(30..100)
             .collect();
@@ -939,7 +944,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(lower_bound_from(&[], 0, 5), 0);
+        assert_eq!(lower_bound_from(&Chunked::default(), 0, 5), 0);
     }
 
     /// One busy project's batches of distinct paths: its URL filter crowds,

@@ -13,7 +13,7 @@
 //! moves what it holds, and its size is known before it is allocated.
 
 use super::project_index::{slot, ProjectRows};
-use super::Sym;
+use super::{Chunked, Sym};
 
 /// Rows per chunk of a copy.
 const CHUNK_ROWS: usize = 4096;
@@ -115,9 +115,9 @@ impl Packed {
 /// The columns a copy is made from.
 pub struct Source<'a> {
     pub rows: &'a ProjectRows,
-    pub function: &'a [Sym],
-    pub execution_time_ms: &'a [f64],
-    pub status_code: &'a [i32],
+    pub function: &'a Chunked<Sym>,
+    pub execution_time_ms: &'a Chunked<f64>,
+    pub status_code: &'a Chunked<i32>,
 }
 
 /// The packed copies of a table's busiest projects, by slot.

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 use super::columns::{grow, grown};
 use super::url_names::UrlNames;
-use super::{EntryUrls, Interner, Sym, NONE};
+use super::{Chunked, EntryUrls, Interner, Sym, NONE};
 
 /// Slot of a project in the indexes (and its lane of text): 0 holds entries
 /// with no project.
@@ -63,7 +63,7 @@ impl Selected<'_> {
     /// table's project of each row).
     pub fn rows_of<'b>(
         &'b self,
-        project_column: &'b [Sym],
+        project_column: &'b Chunked<Sym>,
         project: Sym,
     ) -> Box<dyn Iterator<Item = usize> + 'b> {
         match self {
@@ -90,7 +90,7 @@ pub struct ProjectRows {
 
 impl ProjectRows {
     /// The rows of each project of a whole project column (a table read from a snapshot).
-    pub(crate) fn from_column(projects: &[Sym]) -> ProjectRows {
+    pub(crate) fn from_column(projects: &Chunked<Sym>) -> ProjectRows {
         let mut rows = ProjectRows::default();
         rows.update(projects, 0, None);
         rows
@@ -153,16 +153,16 @@ impl ProjectRows {
     /// rows from there again (their projects' lists lose those rows first).
     pub(crate) fn update(
         &mut self,
-        projects: &[Sym],
+        projects: &Chunked<Sym>,
         first_new: usize,
         reordered_from: Option<usize>,
     ) {
         let from = reordered_from.map_or(first_new, |r| r.min(first_new));
-        let indexed = projects.get(from..).unwrap_or(&[]);
-        let slots_needed = indexed.iter().map(|&p| slot(p) + 1).max().unwrap_or(0);
+        let indexed = projects.values(from..projects.len());
+        let slots_needed = indexed.clone().map(|&p| slot(p) + 1).max().unwrap_or(0);
         grow_to(&mut self.slots, slots_needed, Vec::new);
         let mut counts = vec![0usize; self.slots.len()];
-        for &p in indexed {
+        for &p in indexed.clone() {
             if let Some(n) = counts.get_mut(slot(p)) {
                 *n += 1;
             }
@@ -174,7 +174,7 @@ impl ProjectRows {
                 grow(rows, n);
             }
         }
-        for (row, &p) in projects.iter().enumerate().skip(from) {
+        for (row, &p) in (from..).zip(indexed) {
             if let Some(rows) = self.slots.get_mut(slot(p)) {
                 rows.push(row as u32);
             }
