@@ -276,8 +276,9 @@ impl<'a> Reader<'a> {
         what: &str,
         chunk_len: usize,
     ) -> Result<Vec<Vec<T>>> {
+        let chunk_len = chunk_len.max(1);
         let n = self.count(T::WIDTH, what)?;
-        let mut chunks = Self::room(n.div_ceil(chunk_len.max(1)), what)?;
+        let mut chunks = Self::room(n.div_ceil(chunk_len), what)?;
         let mut read = 0;
         while read < n {
             let len = (n - read).min(chunk_len);

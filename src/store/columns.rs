@@ -105,13 +105,16 @@ fn permute<T: Copy, C: Positions<T> + ?Sized>(
 pub(crate) const CHUNK_SHIFT: u32 = 16;
 pub(crate) const CHUNK_ROWS: usize = 1 << CHUNK_SHIFT;
 const CHUNK_MASK: usize = CHUNK_ROWS - 1;
+/// Bytes a chunk's `Vec` takes in the list of chunks, counted as on a 64-bit
+/// host, so that a store's size is the same natively and in wasm (12 there).
+const CHUNK_SLOT: usize = 24;
 
 /// A column held in chunks of `CHUNK_ROWS` values, every chunk but the last
 /// full. A large column then grows by a chunk, never by moving: wasm memory
 /// never shrinks, and each move of a whole column left a hole as large as
-/// the column that later columns were too large to fill. With one `Vec` per
-/// column, filling a 52 MiB store took 86 MiB of wasm memory, and 68 MiB
-/// with the columns' room reserved beforehand (`docs/benchmarks.md`).
+/// the column that later columns were too large to fill. Filling a 52 MiB
+/// store took 84–86 MiB of wasm memory with one `Vec` a column, and 69.8 MiB
+/// with chunks (`docs/benchmarks.md`).
 /// Every column of a table has the same chunk boundaries, so a range split
 /// at them (`chunk_ranges`) is a slice of each.
 pub struct Chunked<T> {
@@ -133,7 +136,7 @@ pub fn chunk_ranges(range: Range<usize>) -> impl Iterator<Item = Range<usize>> +
     let mut at = range.start;
     std::iter::from_fn(move || {
         (at < range.end).then(|| {
-            let end = ((at | CHUNK_MASK) + 1).min(range.end);
+            let end = (at | CHUNK_MASK).saturating_add(1).min(range.end);
             let piece = at..end;
             at = end;
             piece
@@ -150,7 +153,7 @@ pub fn runs_by_chunk(rows: &[u32]) -> impl Iterator<Item = (usize, &[u32])> {
     let mut rest = rows;
     std::iter::from_fn(move || {
         let chunk = (*rest.first()? as usize) >> CHUNK_SHIFT;
-        let next_chunk = ((chunk + 1) << CHUNK_SHIFT) as u64;
+        let next_chunk = (chunk as u64 + 1) << CHUNK_SHIFT;
         let (run, after) = rest.split_at(rest.partition_point(|&r| u64::from(r) < next_chunk));
         rest = after;
         Some((chunk, run))
@@ -257,22 +260,22 @@ impl<T: Copy> Chunked<T> {
         (full && last_fits).then_some(Chunked { chunks, len })
     }
 
-    /// The room of each chunk from the last held on once `additional` more
-    /// values fit: the last grows by `grown`'s rule up to a chunk, and new
+    /// Index of the chunk the next value goes to (`push`).
+    fn filling(&self) -> usize {
+        self.len >> CHUNK_SHIFT
+    }
+
+    /// The room of each chunk from the one filling on once `additional` more
+    /// values fit: that one grows by `grown`'s rule up to a chunk, and new
     /// chunks hold what is left. One plan for reserving and for predicting.
     fn planned(&self, additional: usize) -> impl Iterator<Item = usize> + '_ {
-        let (last_len, last_capacity) = self
-            .chunks
-            .last()
-            .map_or((CHUNK_ROWS, CHUNK_ROWS), |c| (c.len(), c.capacity()));
-        let into_last = additional.min(CHUNK_ROWS.saturating_sub(last_len));
-        let last = self.chunks.last().map(move |_| {
-            grown(last_len, last_capacity, into_last)
-                .min(CHUNK_ROWS)
-                .max(last_capacity)
-        });
-        let mut left = additional - into_last;
-        last.into_iter().chain(std::iter::from_fn(move || {
+        let filling = self.chunks.get(self.filling());
+        let (held, capacity) = filling.map_or((CHUNK_ROWS, 0), |c| (c.len(), c.capacity()));
+        let into_filling = additional.min(CHUNK_ROWS.saturating_sub(held));
+        let grown_room = filling
+            .map(move |_| grown(held, capacity, into_filling).min(CHUNK_ROWS).max(capacity));
+        let mut left = additional - into_filling;
+        grown_room.into_iter().chain(std::iter::from_fn(move || {
             (left > 0).then(|| {
                 let room = left.min(CHUNK_ROWS);
                 left -= room;
@@ -281,10 +284,10 @@ impl<T: Copy> Chunked<T> {
         }))
     }
 
-    /// Chunks `reserve_for(additional)` adds.
+    /// Chunks `reserve_for(additional)` adds (at most).
     fn new_chunks(&self, additional: usize) -> usize {
-        let held = usize::from(!self.chunks.is_empty());
-        self.planned(additional).count() - held
+        let filling = usize::from(self.chunks.get(self.filling()).is_some());
+        self.planned(additional).count() - filling
     }
 
     fn capacity(&self) -> usize {
@@ -376,10 +379,10 @@ impl<T: Copy> Column for Vec<T> {
 
 impl<T: Copy> Column for Chunked<T> {
     fn reserve_for(&mut self, additional: usize) {
-        let first = self.chunks.len().saturating_sub(1);
+        let first = self.filling();
         let plan: Vec<usize> = self.planned(additional).collect();
-        let new_chunks = self.new_chunks(additional);
-        grow(&mut self.chunks, new_chunks);
+        let target = grown(self.chunks.len(), self.chunks.capacity(), self.new_chunks(additional));
+        self.chunks.reserve_exact(target - self.chunks.len());
         for (k, room) in plan.into_iter().enumerate() {
             match self.chunks.get_mut(first + k) {
                 Some(chunk) => chunk.reserve_exact(room.saturating_sub(chunk.len())),
@@ -389,15 +392,15 @@ impl<T: Copy> Column for Chunked<T> {
     }
 
     fn growth_for(&self, additional: usize) -> usize {
-        let last = self.chunks.last().map_or(0, Vec::capacity);
+        let filling = self.chunks.get(self.filling()).map_or(0, Vec::capacity);
         let planned: usize = self.planned(additional).sum();
-        (planned - last) * std::mem::size_of::<T>()
-            + growth(&self.chunks, self.new_chunks(additional))
+        let list = self.chunks.capacity();
+        let grown_list = grown(self.chunks.len(), list, self.new_chunks(additional));
+        (planned - filling) * std::mem::size_of::<T>() + (grown_list - list) * CHUNK_SLOT
     }
 
     fn heap_bytes(&self) -> usize {
-        self.capacity() * std::mem::size_of::<T>()
-            + self.chunks.capacity() * std::mem::size_of::<Vec<T>>()
+        self.capacity() * std::mem::size_of::<T>() + self.chunks.capacity() * CHUNK_SLOT
     }
 
     fn permute(&mut self, from: usize, order: &[u32], merged_from: Option<usize>) {
