@@ -219,7 +219,7 @@ fn read_arena(r: &mut Reader, what: &str) -> Result<Arena> {
 
 fn write_interner(w: &mut Writer, names: &Interner) {
     let (text, ends) = names.parts();
-    w.texts(&[text]);
+    w.text_of_pieces(text.len(), text.pieces());
     w.column(ends);
 }
 

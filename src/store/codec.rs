@@ -153,28 +153,34 @@ impl<'s> Writer<'s> {
     }
 
     fn bytes(&mut self, bytes: &[u8]) {
-        (bytes.len() as u64).put(&mut self.out);
+        self.bytes_of_pieces(bytes.len(), [bytes]);
+    }
+
+    /// Bytes of `len` in all, held in `pieces` one after another.
+    fn bytes_of_pieces<'b>(&mut self, len: usize, pieces: impl IntoIterator<Item = &'b [u8]>) {
+        (len as u64).put(&mut self.out);
         self.spill();
-        for step in bytes.chunks(STEP_BYTES) {
+        for step in pieces
+            .into_iter()
+            .flat_map(|piece| piece.chunks(STEP_BYTES))
+        {
             self.out.extend_from_slice(step);
             self.spill();
         }
     }
 
-    /// Byte strings, as `texts` writes text.
+    /// A list of one text, of `len` bytes held in `pieces` (`Reader::texts`).
+    pub fn text_of_pieces<'t>(&mut self, len: usize, pieces: impl IntoIterator<Item = &'t str>) {
+        1u64.put(&mut self.out);
+        self.bytes_of_pieces(len, pieces.into_iter().map(str::as_bytes));
+    }
+
+    /// Byte strings, as `text_of_pieces` writes a text.
     pub fn blobs(&mut self, blobs: &[&[u8]]) {
         (blobs.len() as u64).put(&mut self.out);
         self.spill();
         for blob in blobs {
             self.bytes(blob);
-        }
-    }
-
-    pub fn texts<S: AsRef<str>>(&mut self, texts: &[S]) {
-        (texts.len() as u64).put(&mut self.out);
-        self.spill();
-        for text in texts {
-            self.bytes(text.as_ref().as_bytes());
         }
     }
 }

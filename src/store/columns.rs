@@ -272,8 +272,11 @@ impl<T: Copy> Chunked<T> {
         let filling = self.chunks.get(self.filling());
         let (held, capacity) = filling.map_or((CHUNK_ROWS, 0), |c| (c.len(), c.capacity()));
         let into_filling = additional.min(CHUNK_ROWS.saturating_sub(held));
-        let grown_room = filling
-            .map(move |_| grown(held, capacity, into_filling).min(CHUNK_ROWS).max(capacity));
+        let grown_room = filling.map(move |_| {
+            grown(held, capacity, into_filling)
+                .min(CHUNK_ROWS)
+                .max(capacity)
+        });
         let mut left = additional - into_filling;
         grown_room.into_iter().chain(std::iter::from_fn(move || {
             (left > 0).then(|| {
@@ -381,7 +384,11 @@ impl<T: Copy> Column for Chunked<T> {
     fn reserve_for(&mut self, additional: usize) {
         let first = self.filling();
         let plan: Vec<usize> = self.planned(additional).collect();
-        let target = grown(self.chunks.len(), self.chunks.capacity(), self.new_chunks(additional));
+        let target = grown(
+            self.chunks.len(),
+            self.chunks.capacity(),
+            self.new_chunks(additional),
+        );
         self.chunks.reserve_exact(target - self.chunks.len());
         for (k, room) in plan.into_iter().enumerate() {
             match self.chunks.get_mut(first + k) {

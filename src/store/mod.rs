@@ -22,10 +22,12 @@ mod deflate;
 pub mod text;
 pub mod url_names;
 pub mod project_index;
+mod pieced_text;
 
-use columns::{capacity_bound, grown, sum_columns, Column, PointsInto};
+use columns::{capacity_bound, sum_columns, Column, PointsInto};
 pub use columns::{chunk_ranges, in_chunk, runs_by_chunk, Chunked};
 pub use packed::{Packed, PackedRows};
+use pieced_text::PiecedText;
 pub(crate) use project_index::slot;
 pub use project_index::{ProjectRows, Selected, TrigramFilter, UrlTrigrams};
 pub use text::{Arena, Span};
@@ -37,14 +39,15 @@ pub const NONE: Sym = u32::MAX;
 
 /// Interned strings, one after another in one text (so that reading them in id
 /// order, as a scan over new URLs does, streams through memory, and a snapshot
-/// restores them with one copy). Each string is held once: the map from
+/// restores them with one copy), held in pieces that never move
+/// (`PiecedText`). Each string is held once: the map from
 /// strings to ids keeps their hashes, and a lookup compares the text. The map
 /// is built on first use, so a store read from a snapshot pays for it only
 /// when it is looked up or grows (queries never look up URLs).
 #[derive(Default)]
 pub struct Interner {
     ids: OnceCell<Ids>,
-    text: String,
+    text: PiecedText,
     /// Where each value ends in `text` (it starts where the one before ends):
     /// 32 bits, as a store never holds 4 GiB (`limits::LARGEST_STORE_BYTES`).
     ends: Vec<u32>,
@@ -145,7 +148,7 @@ impl Ids {
 }
 
 /// Value `id` of an interner's `text` cut at `ends`.
-fn value_of<'t>(text: &'t str, ends: &[u32], id: Sym) -> &'t str {
+fn value_of<'t>(text: &'t PiecedText, ends: &[u32], id: Sym) -> &'t str {
     let at = id as usize;
     let start = match at.checked_sub(1) {
         Some(before) => ends.get(before).copied(),
@@ -183,12 +186,7 @@ impl Interner {
             return id;
         }
         let id = self.len() as Sym;
-        // Grown by `grown`'s rule (not doubled), as `growth_for` predicts.
-        if self.text.len() + value.len() > self.text.capacity() {
-            let target = grown(self.text.len(), self.text.capacity(), value.len());
-            self.text.reserve_exact(target - self.text.len());
-        }
-        self.text.push_str(value);
+        self.text.push(value);
         columns::grow(&mut self.ends, 1);
         self.ends.push(self.text.len() as u32);
         if let Some(ids) = self.ids.get_mut() {
@@ -214,8 +212,9 @@ impl Interner {
         self.ends.len()
     }
 
-    /// The values' text and where each ends, as a snapshot stores them.
-    pub(crate) fn parts(&self) -> (&str, &[u32]) {
+    /// The values' text (in pieces, one after another) and where each
+    /// value ends, as a snapshot stores them.
+    pub(crate) fn parts(&self) -> (&PiecedText, &[u32]) {
         (&self.text, &self.ends)
     }
 
@@ -230,7 +229,7 @@ impl Interner {
         });
         (cuts && start as usize == text.len()).then(|| Interner {
             ids: OnceCell::new(),
-            text,
+            text: PiecedText::whole(text),
             ends,
         })
     }
@@ -248,7 +247,7 @@ impl Interner {
     /// slots in the table of ids (counted before the table is built, since
     /// the first lookup builds it).
     fn heap_bytes(&self) -> usize {
-        self.text.capacity() + self.ends.capacity() * 4 + table_slots(self.len()) * ID_SLOT
+        self.text.heap_bytes() + self.ends.capacity() * 4 + table_slots(self.len()) * ID_SLOT
     }
 
     /// The text interning `value` would add (counted again for a value new
@@ -272,8 +271,7 @@ impl Interner {
     /// Upper bound of what `heap_bytes` grows by when `values` new values of
     /// `text` bytes in all are interned one by one.
     fn growth_for(&self, values: usize, text: usize) -> usize {
-        let text_growth =
-            capacity_bound(self.text.capacity(), self.text.len() + text) - self.text.capacity();
+        let text_growth = self.text.growth_for(values, text);
         let ends_growth =
             capacity_bound(self.ends.capacity(), self.ends.len() + values) - self.ends.capacity();
         let table_growth = table_slots(self.len() + values) - table_slots(self.len());
@@ -1058,7 +1056,7 @@ mod tests {
             ids
         );
         let (text, ends) = names.parts();
-        let restored = Interner::from_parts(text.to_owned(), ends.to_vec()).unwrap();
+        let restored = Interner::from_parts(text.pieces().collect(), ends.to_vec()).unwrap();
         for (value, &id) in values.iter().zip(&ids) {
             assert_eq!(
                 (restored.lookup(value), restored.get(id)),

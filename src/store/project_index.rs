@@ -831,6 +831,7 @@ fn spans_from<'a>(origin: &'a [u8], literal: &'a [u8]) -> impl Iterator<Item = u
 /// origin's end is compared only at the literal's bytes equal to its last one.
 fn check_origins(origins: &Interner, literal: &[u8]) -> Vec<u8> {
     let (text, ends) = origins.parts();
+    let text = text.contiguous();
     let text = text.as_bytes();
     if literal.is_empty() {
         return vec![IN_ORIGIN; ends.len()];

@@ -258,11 +258,11 @@ mod tests {
         assert_eq!(names.origin_of(ids[2]), EMPTY_ORIGIN);
         assert_eq!(names.lookup("https://tenant-3.supabase.co/"), None);
         let [origins, keys] = names.parts();
-        let restored = UrlNames::from_parts(
-            Interner::from_parts(origins.parts().0.to_owned(), origins.parts().1.to_vec()).unwrap(),
-            Interner::from_parts(keys.parts().0.to_owned(), keys.parts().1.to_vec()).unwrap(),
-        )
-        .unwrap();
+        let copy = |names: &Interner| {
+            let (text, ends) = names.parts();
+            Interner::from_parts(text.pieces().collect(), ends.to_vec()).unwrap()
+        };
+        let restored = UrlNames::from_parts(copy(origins), copy(keys)).unwrap();
         assert_eq!(restored.get(ids[0], &mut buf), urls[0]);
     }
 
