@@ -20,10 +20,11 @@ pub struct Setting {
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 << 20;
 /// A Workers isolate has 128 MB for the wasm memory, the JS heap and a batch in
 /// flight. With sealed text in the object's SQLite the store is mostly
-/// columns, held in chunks that never move (`Chunked`), so a full 64 MiB
-/// store's engine peaks about where a 52 MiB one did when each column was
-/// one growing `Vec` (`bench/cold-start.mjs`; README, "Edge worker").
-pub const DEFAULT_MAX_STORE_BYTES: usize = 64 << 20;
+/// columns and names, held in chunks and pieces that never move (`Chunked`,
+/// `PiecedText`), so a full 72 MiB store's engine peaks about where a 52 MiB
+/// one did when each grew as one `Vec` (`bench/cold-start.mjs`; README,
+/// "Edge worker").
+pub const DEFAULT_MAX_STORE_BYTES: usize = 72 << 20;
 
 pub const SETTINGS: &[Setting] = &[
     Setting {
@@ -49,7 +50,7 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         name: "MAX_STORE_BYTES",
         meaning: "memory budget of a shard's in-memory store, of which other sources may hold a quarter; a project-day's entries past it go to stores of its own (`{day}/p/{ref}/{n}`), other sources' past their quarter are refused (recorded by the ingest partition)",
-        default: "64 MiB",
+        default: "72 MiB",
     },
     Setting {
         name: "SHARDING",
