@@ -1,5 +1,5 @@
 // Cold start of the edge worker's Durable Object on workerd (Miniflare): fills
-// the store to its memory budget (64 MiB by default), then restarts the runtime
+// the store to its memory budget (72 MiB by default), then restarts the runtime
 // and times the first query, once waking from the snapshot the cron trigger
 // wrote and once replaying every stored batch (no snapshot). Writes its
 // figures to bench/cold-start.json, which `node bench/bench.mjs` reads for
@@ -97,6 +97,6 @@ const result = {
   wokeFromSnapshot: fromSnapshot.every((r) => r.woke.fromSnapshot) && replay.every((r) => !r.woke.fromSnapshot),
 };
 console.log(JSON.stringify(result, null, 2));
-const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+const commit = execFileSync("git", ["describe", "--always", "--dirty"], { encoding: "utf8" }).trim();
 const measured = { date: new Date().toISOString().slice(0, 10), commit, command: `node bench/cold-start.mjs --runs ${RUNS}`, ...result };
 writeFileSync(new URL("cold-start.json", import.meta.url), JSON.stringify(measured, null, 2) + "\n");
