@@ -3,9 +3,9 @@
 //! that does not fit starts the next piece. A large interner's text (a
 //! table's URLs: 8 MiB in a full object) grown as one `String` left each old
 //! copy free in a wasm memory that never shrinks. A snapshot still holds the
-//! text whole, and a restored text is one piece that no value is added to.
+//! text whole, and a restored text is one piece (values are added to it only
+//! while it is under a piece's size).
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use super::columns::{capacity_bound, grow, grown};
@@ -44,14 +44,10 @@ impl PiecedText {
         self.pieces.iter().map(String::as_str)
     }
 
-    /// The whole text in one slice: borrowed while it is one piece (an
-    /// interner's first 256 KiB, or a restored text), else joined.
-    pub(crate) fn contiguous(&self) -> Cow<'_, str> {
-        match self.pieces.as_slice() {
-            [] => Cow::Borrowed(""),
-            [only] => Cow::Borrowed(only),
-            pieces => Cow::Owned(pieces.concat()),
-        }
+    /// The pieces in order, each with where it begins in the whole text.
+    pub(crate) fn pieces_with_starts(&self) -> impl Iterator<Item = (usize, &str)> {
+        let starts = self.starts.iter().map(|&start| start as usize);
+        starts.zip(self.pieces.iter().map(String::as_str))
     }
 
     /// The piece holding byte `at`, and where it begins.

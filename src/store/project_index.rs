@@ -831,8 +831,6 @@ fn spans_from<'a>(origin: &'a [u8], literal: &'a [u8]) -> impl Iterator<Item = u
 /// origin's end is compared only at the literal's bytes equal to its last one.
 fn check_origins(origins: &Interner, literal: &[u8]) -> Vec<u8> {
     let (text, ends) = origins.parts();
-    let text = text.contiguous();
-    let text = text.as_bytes();
     if literal.is_empty() {
         return vec![IN_ORIGIN; ends.len()];
     }
@@ -845,12 +843,9 @@ fn check_origins(origins: &Interner, literal: &[u8]) -> Vec<u8> {
             ks.push(at + 1);
         }
     }
-    let mut start = 0;
-    let mut by_origin: Vec<u8> = ends
-        .iter()
-        .map(|&end| {
-            let origin = text.get(start..end as usize).unwrap_or(&[]);
-            start = end as usize;
+    let mut by_origin: Vec<u8> = (0..ends.len() as Sym)
+        .map(|id| {
+            let origin = origins.get(id).as_bytes();
             let ks = origin
                 .last()
                 .and_then(|&byte| starts_by_last.get(usize::from(byte)));
@@ -868,25 +863,35 @@ fn check_origins(origins: &Interner, literal: &[u8]) -> Vec<u8> {
     // A match found across two origins is in neither. Either way the search
     // resumes at the end of the origin where the match starts, which holds
     // no later match. Matches come in text order, so the origin holding one
-    // is found by walking on from the last one's (a search per match costs more).
+    // is found by walking on from the last one's (a search per match costs
+    // more). The text is searched piece by piece: pieces part where origins
+    // do, so no match in an origin spans two.
     let finder = memchr::memmem::Finder::new(literal);
-    let mut from = 0;
+    let mut from: usize = 0;
     let mut id = 0;
-    while let Some(at) = text.get(from..).and_then(|rest| finder.find(rest)) {
-        let at = from + at;
-        id += ends
-            .get(id..)
-            .unwrap_or(&[])
-            .iter()
-            .position(|&end| end as usize > at)
-            .unwrap_or(ends.len());
-        let Some(&end) = ends.get(id) else { break };
-        if at + literal.len() <= end as usize {
-            if let Some(check) = by_origin.get_mut(id) {
-                *check = IN_ORIGIN;
+    'pieces: for (base, piece) in text.pieces_with_starts() {
+        let piece = piece.as_bytes();
+        while let Some(at) = piece
+            .get(from.saturating_sub(base)..)
+            .and_then(|rest| finder.find(rest))
+        {
+            let at = base + from.saturating_sub(base) + at;
+            id += ends
+                .get(id..)
+                .unwrap_or(&[])
+                .iter()
+                .position(|&end| end as usize > at)
+                .unwrap_or(ends.len());
+            let Some(&end) = ends.get(id) else {
+                break 'pieces;
+            };
+            if at + literal.len() <= end as usize {
+                if let Some(check) = by_origin.get_mut(id) {
+                    *check = IN_ORIGIN;
+                }
             }
+            from = end as usize;
         }
-        from = end as usize;
     }
     by_origin
 }
@@ -1003,5 +1008,31 @@ mod tests {
             vec![SPANS, IN_ORIGIN, SPANS, 0]
         );
         assert_eq!(check_origins(&interner, b""), vec![IN_ORIGIN; 4]);
+    }
+
+    #[test]
+    fn origins_whose_text_spans_pieces_decide_as_each_alone() {
+        // 20,000 origins of about 30 bytes: the text is in several pieces.
+        let origins: Vec<String> = (0..20_000)
+            .map(|i| format!("https://tenant-{i}.supabase.co"))
+            .collect();
+        let mut interner = Interner::default();
+        for origin in &origins {
+            interner.intern(origin);
+        }
+        assert!(interner.parts().0.pieces().count() > 1);
+        for literal in [
+            "tenant-1",
+            "co",
+            "o",
+            "https://tenant-19999.supabase.co",
+            "nt-1999",
+        ] {
+            assert_eq!(
+                check_origins(&interner, literal.as_bytes()),
+                each_alone(&origins, literal.as_bytes()),
+                "{literal}"
+            );
+        }
     }
 }
