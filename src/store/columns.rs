@@ -4,6 +4,8 @@
 //! one list gives the struct, the append of a row, and each group's list of
 //! columns, which reserving, permuting, sizing and the snapshot's writer,
 //! reader and checks walk: a new column is one line of a table's declaration.
+//! A group's columns are `Vec`s or, where they grow large, `Chunked`: chunks
+//! of a fixed number of rows that never move as the column grows.
 
 use std::ops::Range;
 
