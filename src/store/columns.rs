@@ -107,9 +107,10 @@ fn permute<T: Copy, C: Positions<T> + ?Sized>(
 pub(crate) const CHUNK_SHIFT: u32 = 16;
 pub(crate) const CHUNK_ROWS: usize = 1 << CHUNK_SHIFT;
 const CHUNK_MASK: usize = CHUNK_ROWS - 1;
-/// Bytes a chunk's `Vec` takes in the list of chunks, counted as on a 64-bit
-/// host, so that a store's size is the same natively and in wasm (12 there).
-const CHUNK_SLOT: usize = 24;
+/// Bytes of a `Vec` (or `String`) header held in a list (a column's chunks,
+/// a project's rows, a text's pieces), counted as on a 64-bit host, so that a
+/// store's size is the same natively and in wasm (12 there).
+pub(crate) const VEC_BYTES: usize = 24;
 
 /// A column held in chunks of `CHUNK_ROWS` values, every chunk but the last
 /// full. A large column then grows by a chunk, never by moving: wasm memory
@@ -405,11 +406,11 @@ impl<T: Copy> Column for Chunked<T> {
         let planned: usize = self.planned(additional).sum();
         let list = self.chunks.capacity();
         let grown_list = grown(self.chunks.len(), list, self.new_chunks(additional));
-        (planned - filling) * std::mem::size_of::<T>() + (grown_list - list) * CHUNK_SLOT
+        (planned - filling) * std::mem::size_of::<T>() + (grown_list - list) * VEC_BYTES
     }
 
     fn heap_bytes(&self) -> usize {
-        self.capacity() * std::mem::size_of::<T>() + self.chunks.capacity() * CHUNK_SLOT
+        self.capacity() * std::mem::size_of::<T>() + self.chunks.capacity() * VEC_BYTES
     }
 
     fn permute(&mut self, from: usize, order: &[u32], merged_from: Option<usize>) {

@@ -8,13 +8,12 @@
 
 use std::ops::Range;
 
-use super::columns::{capacity_bound, grow, grown};
+use super::columns::{capacity_bound, grow, grown, VEC_BYTES};
 
 /// Most bytes a piece grows to (a longer value has a piece of its own).
 const PIECE_BYTES: usize = 256 << 10;
-/// Bytes a piece's `String` and its start take in their lists, counted as
-/// on a 64-bit host so that a store's size is the same natively and in wasm.
-const PIECE_SLOT: usize = 24 + 4;
+/// Bytes a piece's `String` and its start take in their lists.
+const PIECE_SLOT: usize = VEC_BYTES + 4;
 
 #[derive(Default)]
 pub(crate) struct PiecedText {

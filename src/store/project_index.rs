@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use super::columns::{grow, grown};
+use super::columns::{grow, grown, VEC_BYTES};
 use super::url_names::UrlNames;
 use super::{Chunked, EntryUrls, Interner, Sym, NONE};
 
@@ -78,9 +78,6 @@ impl Selected<'_> {
         }
     }
 }
-
-/// Bytes of a `Vec` header, counted per project slot.
-const VEC_BYTES: usize = 24;
 
 /// Each project's row numbers, ascending (so in time order, as the table is).
 #[derive(Default)]
