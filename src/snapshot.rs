@@ -12,9 +12,10 @@
 //! and a block the host's block storage holds as its hash and length (such a
 //! snapshot reopens only with that storage).
 //! Each project's rows are rebuilt (a pass over a column); the URL index is
-//! stored (rebuilding it hashes every URL). Version 12 (each block's kind:
+//! stored (rebuilding it hashes every URL). Version 13 (each block's kind:
 //! open, sealed, or in storage; text in 64 KiB deflate blocks against the
-//! arena's dictionary) reads no older version: the edge worker replays its stored batches when
+//! arena's dictionary; an edge entry's one request in its own row, and
+//! request columns only for entries with none or several) reads no older version: the edge worker replays its stored batches when
 //! its snapshot is refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
@@ -36,11 +37,11 @@ use crate::store::codec::{Bytes, Fixed, Reader, Source, Writer};
 use crate::store::text::{BlockKind, StoredBlock};
 use crate::store::{
     Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlNames,
-    UrlTrigrams,
+    UrlTrigrams, NONE, SOLE, SOLE_URL,
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 12;
+const VERSION: u32 = 13;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -499,12 +500,30 @@ fn check_edge(t: &EdgeTable) -> Result<()> {
     if !t.timestamp.is_sorted() {
         return Err(invalid("edge entries out of time order"));
     }
-    let requests = t.request_url.len() as u64;
-    if !t.requests.iter().fold(true, |ok, &(first, count)| {
-        ok & (u64::from(first) + u64::from(count) <= requests)
-    }) {
+    let ends = &t.listed_end;
+    if !ends.is_sorted()
+        || ends
+            .last()
+            .is_some_and(|&end| end as usize > t.request_url.len())
+    {
         return Err(invalid(
             "an edge entry's requests lie outside the request columns",
+        ));
+    }
+    let (urls, listed) = (t.urls.len() as u64, ends.len() as u64);
+    let requests = t.request.iter().zip(t.sole_request.iter());
+    if !requests.fold(true, |ok, (&request, &sole)| {
+        let fits = match sole & SOLE {
+            0 => u64::from(request) < listed,
+            _ => {
+                (request == NONE || u64::from(request) < urls)
+                    && (sole & SOLE_URL != 0) == (request != NONE)
+            }
+        };
+        ok & fits
+    }) {
+        return Err(invalid(
+            "an edge entry's request does not fit its sole_request, URLs or listed requests",
         ));
     }
     if t.record.iter().any(|s| s.is_null()) {
@@ -628,10 +647,17 @@ mod tests {
             |s| s.edge.project[0] = 7,
             "project points outside its projects",
         );
+        refused(|s| s.edge.request[0] = 9, "does not fit its sole_request");
         refused(
-            |s| s.edge.requests[0] = (0, 9),
-            "outside the request columns",
+            |s| s.edge.sole_request[0] ^= SOLE_URL,
+            "does not fit its sole_request",
         );
+        // Listed as an entry with no request or several, but none are.
+        refused(
+            |s| s.edge.sole_request[0] = 0,
+            "does not fit its sole_request",
+        );
+        refused(|s| s.edge.listed_end.push(1), "outside the request columns");
         refused(
             |s| s.edge.record[0] = Span::from_parts(1 << 20, 0),
             "record points outside its text",

@@ -503,12 +503,12 @@ fn push_bucket(rows: &mut Rows, bucket: Micros, tally: &AreaTally) {
     });
 }
 
-/// Tallies the matching requests of one entry of `project` (its range of
-/// requests); whether any matched.
+/// Tallies the matching requests of one entry of `project` (its
+/// `sole_request` and `request`); whether any matched.
 fn tally_requests(
     table: &EdgeTable,
     project: Sym,
-    (first, count): (u32, u32),
+    (sole, request): (u8, u32),
     matches: &mut UrlMatches,
     tally: &mut AreaTally,
 ) -> bool {
@@ -517,15 +517,8 @@ fn tally_requests(
         ProjectMatch::EachUrl => false,
         ProjectMatch::EveryUrl => true,
     };
-    let span = first as usize..(first + count) as usize;
-    let (Some(urls), Some(areas)) = (
-        table.request_url.get(span.clone()),
-        table.request_areas.get(span),
-    ) else {
-        return false;
-    };
     let mut matched = false;
-    for (&url, &area_bits) in urls.iter().zip(areas) {
+    for (url, area_bits) in table.requests_of(sole, request) {
         let counts = if every_url {
             url != NONE
         } else {
@@ -609,11 +602,15 @@ fn count_own_rows(
         let mut tally = AreaTally::default();
         let mut matched = false;
         for (chunk, run) in runs_by_chunk(project_rows) {
-            let (timestamps, requests) =
-                (table.timestamp.chunk(chunk), table.requests.chunk(chunk));
+            let (timestamps, requests, soles) = (
+                table.timestamp.chunk(chunk),
+                table.request.chunk(chunk),
+                table.sole_request.chunk(chunk),
+            );
             for &row in run {
-                let (Some(&timestamp), Some(&requests)) =
-                    (timestamps.get(in_chunk(row)), requests.get(in_chunk(row)))
+                let at = in_chunk(row);
+                let (Some(&timestamp), Some(&request), Some(&sole)) =
+                    (timestamps.get(at), requests.get(at), soles.get(at))
                 else {
                     continue;
                 };
@@ -626,7 +623,8 @@ fn count_own_rows(
                     let start = truncate(timestamp, width);
                     bucket = start..start.saturating_add(width);
                 }
-                matched |= tally_requests(table, project, requests, &mut matches, &mut tally);
+                matched |=
+                    tally_requests(table, project, (sole, request), &mut matches, &mut tally);
             }
         }
         if matched {
@@ -683,18 +681,18 @@ fn count_by_scan(
         let mut matched = false;
         for piece in chunk_ranges(at..end) {
             let (Some(requests), Some(projects), Some(soles)) = (
-                table.requests.piece(piece.clone()),
+                table.request.piece(piece.clone()),
                 table.project.piece(piece.clone()),
                 table.sole_request.piece(piece),
             ) else {
                 break;
             };
             let rows = requests.iter().zip(projects).zip(soles);
-            for ((&entry_requests, &row_project), &sole) in rows {
+            for ((&request, &row_project), &sole) in rows {
                 let weight = weights.get(slot(row_project)).copied().unwrap_or(2);
                 if sole & SOLE != 0 && weight < 2 {
                     // Its one request counts by the project alone (and if it
-                    // has a URL): no request column is read.
+                    // has a URL): its URL is not matched.
                     let counts = weight & u8::from(sole & SOLE_URL != 0);
                     if let Some(n) = tally.get_mut(usize::from(sole & 15)) {
                         *n += i64::from(counts);
@@ -704,7 +702,7 @@ fn count_by_scan(
                     matched |= tally_requests(
                         table,
                         row_project,
-                        entry_requests,
+                        (sole, request),
                         &mut matches,
                         &mut tally,
                     );

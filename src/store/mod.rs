@@ -354,19 +354,27 @@ table! {
     pub struct EdgeTable {
         // One row per entry.
         // Its text goes to its project's lane (`project` is interned first).
-        group entry_columns, entry_columns_mut, Chunked, fn push_entry(table, entry: &StagedEdge, first_request: u32, project: Sym) {
+        group entry_columns, entry_columns_mut, Chunked, fn push_entry(table, entry: &StagedEdge, request: u32, project: Sym) {
             timestamp: Micros = entry.timestamp;
             project: Sym [projects] = project;
             /// Its id, `event_message` and raw `metadata`, as one record.
             record: Span [text] = table.text.push_record(slot(project), &entry.id, Self::fields(entry));
-            /// Each entry's requests: a range of the request columns.
-            requests: (u32, u32) = (first_request, entry.requests.len() as u32);
+            /// Its one request's URL (`NONE` without one) when `sole_request`
+            /// has `SOLE`; otherwise its row in `listed_end`. Nearly every
+            /// entry has one request, which then takes these four bytes and
+            /// `sole_request`'s one, not a range and a row of request columns.
+            request: u32 = request;
             /// Its one request, if it has one (`sole_request`): a scan counts
-            /// it without reading the request columns, which are in arrival
-            /// order where entries are in time order.
+            /// it without reading another column.
             sole_request: u8 = sole_request(entry);
         }
-        // One row per request of an entry.
+        // One row per entry with no request or several, in arrival order.
+        group listed_columns, listed_columns_mut, Vec, fn push_listed(table, end: &u32) {
+            /// Where its requests end in the request columns (they begin
+            /// where the row before's end).
+            listed_end: u32 = *end;
+        }
+        // One row per request of those entries.
         group request_columns, request_columns_mut, Vec, fn push_request(table, request: &StagedRequest) {
             request_url: Sym [urls] = table.urls.intern_opt(request.url.as_deref());
             request_areas: u8 = request.areas;
@@ -381,22 +389,66 @@ table! {
     }
 }
 
+/// An edge entry's requests as (URL, area bits), from its `sole_request` and
+/// `request` (see there).
+pub struct EntryRequests<'a> {
+    sole: Option<(Sym, u8)>,
+    listed: std::iter::Zip<std::slice::Iter<'a, Sym>, std::slice::Iter<'a, u8>>,
+}
+
+impl Iterator for EntryRequests<'_> {
+    type Item = (Sym, u8);
+
+    fn next(&mut self) -> Option<(Sym, u8)> {
+        match self.sole.take() {
+            Some(request) => Some(request),
+            None => self.listed.next().map(|(&url, &areas)| (url, areas)),
+        }
+    }
+}
+
+/// The requests of the entries with none or several (`listed_end` and the
+/// request columns).
+#[derive(Clone, Copy)]
+pub struct ListedRequests<'a> {
+    end: &'a [u32],
+    url: &'a [Sym],
+    areas: &'a [u8],
+}
+
+impl<'a> ListedRequests<'a> {
+    /// The URLs and area bits of the requests of row `listed`.
+    pub fn of(&self, listed: u32) -> (&'a [Sym], &'a [u8]) {
+        let start = match (listed as usize).checked_sub(1) {
+            Some(before) => self.end.get(before).copied(),
+            None => Some(0),
+        };
+        let span = start
+            .zip(self.end.get(listed as usize).copied())
+            .map(|(start, end)| start as usize..end as usize);
+        span.and_then(|span| Some((self.url.get(span.clone())?, self.areas.get(span)?)))
+            .unwrap_or((&[], &[]))
+    }
+}
+
 /// The columns that say which URLs each edge entry's requests have.
 pub struct EntryUrls<'a> {
     project: &'a Chunked<Sym>,
-    requests: &'a Chunked<(u32, u32)>,
-    request_url: &'a [Sym],
+    request: &'a Chunked<u32>,
+    sole_request: &'a Chunked<u8>,
+    listed: ListedRequests<'a>,
 }
 
 impl<'a> EntryUrls<'a> {
     /// The project of entry `row` and its request URLs.
     pub fn get(&self, row: usize) -> (Sym, &'a [Sym]) {
         let project = self.project.get(row).copied().unwrap_or(NONE);
-        let urls = self.requests.get(row).and_then(|&(first, count)| {
-            self.request_url
-                .get(first as usize..first as usize + count as usize)
-        });
-        (project, urls.unwrap_or(&[]))
+        let urls = match (self.sole_request.get(row), self.request.get(row)) {
+            (Some(&sole), Some(request)) if sole & SOLE != 0 => std::slice::from_ref(request),
+            (Some(_), Some(&listed)) => self.listed.of(listed).0,
+            _ => &[],
+        };
+        (project, urls)
     }
 }
 
@@ -564,9 +616,10 @@ impl EdgeTable {
     /// Whether `entries` can be addressed: text blocks and request offsets
     /// are `u32` (`text_after`: see there).
     pub(crate) fn fits(&self, entries: &[StagedEdge], text_after: (usize, usize)) -> bool {
+        let (listed, requests) = listed_requests(entries);
         text_after.0 <= text::MAX_BLOCKS
-            && self.request_url.len() + entries.iter().map(|e| e.requests.len()).sum::<usize>()
-                < u32::MAX as usize
+            && self.listed_end.len() + listed < u32::MAX as usize
+            && self.request_url.len() + requests < u32::MAX as usize
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
@@ -577,7 +630,7 @@ impl EdgeTable {
         text_after: (usize, usize),
     ) -> usize {
         let n = entries.len();
-        let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
+        let (listed, requests) = listed_requests(entries);
         let project_text: usize = entries
             .iter()
             .map(|e| self.projects.text_to_intern(e.project.as_deref(), names))
@@ -596,6 +649,7 @@ impl EdgeTable {
         );
         self.heap_bytes()
             + sum_columns(self.entry_columns(), |c| c.growth_for(n))
+            + sum_columns(self.listed_columns(), |c| c.growth_for(listed))
             + sum_columns(self.request_columns(), |c| c.growth_for(requests))
             + text_growth
             + self.projects.growth_for(new_projects, project_text)
@@ -609,27 +663,42 @@ impl EdgeTable {
     /// Appends a whole batch (the caller has checked `fits`) and restores time order.
     pub(crate) fn append(&mut self, entries: &[StagedEdge]) {
         let first_new = self.len();
-        let requests: usize = entries.iter().map(|e| e.requests.len()).sum();
+        let (listed, requests) = listed_requests(entries);
         for column in self.entry_columns_mut() {
             column.reserve_for(entries.len());
+        }
+        for column in self.listed_columns_mut() {
+            column.reserve_for(listed);
         }
         for column in self.request_columns_mut() {
             column.reserve_for(requests);
         }
         for entry in entries {
-            let first_request = self.request_url.len() as u32;
-            for request in &entry.requests {
-                Self::push_request(self, request);
-            }
+            let request = match entry.requests.as_slice() {
+                [sole] => self.urls.intern_opt(sole.url.as_deref()),
+                several => {
+                    for request in several {
+                        Self::push_request(self, request);
+                    }
+                    let row = self.listed_end.len() as u32;
+                    Self::push_listed(self, &(self.request_url.len() as u32));
+                    row
+                }
+            };
             let project = self.projects.intern_opt(entry.project.as_deref());
-            Self::push_entry(self, entry, first_request, project);
+            Self::push_entry(self, entry, request, project);
         }
         self.text.compact();
         let touched = self.url_trigrams.index(
             EntryUrls {
                 project: &self.project,
-                requests: &self.requests,
-                request_url: &self.request_url,
+                request: &self.request,
+                sole_request: &self.sole_request,
+                listed: ListedRequests {
+                    end: &self.listed_end,
+                    url: &self.request_url,
+                    areas: &self.request_areas,
+                },
             },
             first_new..self.len(),
             &self.urls,
@@ -642,15 +711,43 @@ impl EdgeTable {
         self.by_project.update(&self.project, first_new, reordered);
         let entries = EntryUrls {
             project: &self.project,
-            requests: &self.requests,
-            request_url: &self.request_url,
+            request: &self.request,
+            sole_request: &self.sole_request,
+            listed: ListedRequests {
+                end: &self.listed_end,
+                url: &self.request_url,
+                areas: &self.request_areas,
+            },
         };
         self.url_trigrams
             .widen(entries, &self.by_project, &self.urls, &touched);
     }
 
+    /// The requests of the entries with none or several.
+    pub fn listed(&self) -> ListedRequests<'_> {
+        ListedRequests {
+            end: &self.listed_end,
+            url: &self.request_url,
+            areas: &self.request_areas,
+        }
+    }
+
+    /// The requests of an entry whose `sole_request` and `request` are
+    /// `sole` and `request`.
+    pub fn requests_of(&self, sole: u8, request: u32) -> EntryRequests<'_> {
+        let (sole, listed) = match sole & SOLE {
+            0 => (None, self.listed().of(request)),
+            _ => (Some((request, sole & 15)), (&[][..], &[][..])),
+        };
+        EntryRequests {
+            sole,
+            listed: listed.0.iter().zip(listed.1),
+        }
+    }
+
     pub fn heap_bytes(&self) -> usize {
         sum_columns(self.entry_columns(), |c| c.heap_bytes())
+            + sum_columns(self.listed_columns(), |c| c.heap_bytes())
             + sum_columns(self.request_columns(), |c| c.heap_bytes())
             + self.text.heap_bytes()
             + self.projects.heap_bytes()
@@ -658,6 +755,17 @@ impl EdgeTable {
             + self.by_project.heap_bytes()
             + self.url_trigrams.heap_bytes()
     }
+}
+
+/// The entries of `entries` with no request or several, and their requests:
+/// the rows they add to `listed_end` and to the request columns.
+fn listed_requests(entries: &[StagedEdge]) -> (usize, usize) {
+    entries
+        .iter()
+        .filter(|e| e.requests.len() != 1)
+        .fold((0, 0), |(listed, requests), e| {
+            (listed + 1, requests + e.requests.len())
+        })
 }
 
 impl FunctionTable {
