@@ -384,7 +384,7 @@ test("one busy project-day outgrows its store: it splits across objects by size,
     }
   }
   const whole = new LogEndpoints({ apiKeys: [QUERY_KEY], now: NOW });
-  const worker = await start(false, { MAX_STORE_BYTES: "200000" });
+  const worker = await start(false, { MAX_STORE_BYTES: "160000" });
   try {
     for (const stream of ["edge_logs", "function_edge_logs"]) {
       const mine = entries.filter(([s]) => s === stream).map(([, e]) => e);
