@@ -137,10 +137,16 @@ impl PackedRows {
     /// `project`'s copy, when it has one and it is up to date with the
     /// table's `table_len` rows.
     pub fn of(&self, project: Sym, table_len: usize) -> Option<&Packed> {
-        if self.stale_from < table_len {
+        if self.is_stale(table_len) {
             return None;
         }
         self.by_slot.get(slot(project))?.as_ref()
+    }
+
+    /// Whether rows of the table's `table_len` are new or moved since the
+    /// copies were last brought up to date (`sync`).
+    pub(crate) fn is_stale(&self, table_len: usize) -> bool {
+        self.stale_from < table_len
     }
 
     /// Notes that the table's rows from `row` on are new or were reordered.

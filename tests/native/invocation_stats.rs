@@ -249,6 +249,45 @@ fn parameter_errors() {
     assert!(out.warning.is_some_and(|w| w.contains("`sql`")));
 }
 
+/// A store of `budget` bytes.
+fn limited(budget: usize) -> log_endpoints::LogEndpoints {
+    log_endpoints::LogEndpoints::new(log_endpoints::Config {
+        api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
+        limits: log_endpoints::Limits {
+            max_store_bytes: budget,
+            ..Default::default()
+        },
+        block_storage: None,
+    })
+}
+
+/// 2,000 function rows from row `n0` on, 3 in 8 of project "busy" (or, with
+/// `spread_busy`, of 16 projects in its place), in time order after the
+/// batch before, as a shipper sends them.
+fn busy_batch(n0: usize, spread_busy: bool) -> String {
+    let projects = ["busy", "busy", "busy", "a", "b", "c", "d", "e"];
+    let entries: Vec<serde_json::Value> = (n0..n0 + 2_000)
+        .map(|n| {
+            let project = match projects[n % projects.len()] {
+                "busy" if spread_busy => format!("busy-{}", n % 16),
+                name => name.to_owned(),
+            };
+            let status = [200, 201, 404, 500][n % 7 % 4];
+            let time = (n % 11 != 0).then(|| (n * 7_919 % 5_000) as f64 / 8.0);
+            let at = NOW - 7 * DAY + n as i64 * 997_000;
+            func(
+                &format!("f-{n}"),
+                at,
+                &project,
+                ["f0", "f1"][n % 3 % 2],
+                time,
+                status,
+            )
+        })
+        .collect();
+    serde_json::Value::Array(entries).to_string()
+}
+
 /// The busiest projects' packed rows (src/store/packed.rs) take only room the
 /// budget leaves: a store filling up with a busy project's rows stays within
 /// its budget, takes as many rows as one whose rows are never packed (the
@@ -257,50 +296,16 @@ fn parameter_errors() {
 #[test]
 fn packed_rows_never_take_room_from_rows() {
     let budget = 4 << 20;
-    let limited = || {
-        log_endpoints::LogEndpoints::new(log_endpoints::Config {
-            api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
-            limits: log_endpoints::Limits {
-                max_store_bytes: budget,
-                ..Default::default()
-            },
-            block_storage: None,
-        })
-    };
-    let (mut packing, mut spread, mut roomy) = (limited(), limited(), service());
-    let projects = ["busy", "busy", "busy", "a", "b", "c", "d", "e"];
-    let batch = |n0: usize, spread_busy: bool| {
-        let entries: Vec<serde_json::Value> = (n0..n0 + 2_000)
-            .map(|n| {
-                let project = match projects[n % projects.len()] {
-                    "busy" if spread_busy => format!("busy-{}", n % 16),
-                    name => name.to_owned(),
-                };
-                let status = [200, 201, 404, 500][n % 7 % 4];
-                let time = (n % 11 != 0).then(|| (n * 7_919 % 5_000) as f64 / 8.0);
-                // In time order, a batch after another, as a shipper sends them.
-                let at = NOW - 7 * DAY + n as i64 * 997_000;
-                func(
-                    &format!("f-{n}"),
-                    at,
-                    &project,
-                    ["f0", "f1"][n % 3 % 2],
-                    time,
-                    status,
-                )
-            })
-            .collect();
-        serde_json::Value::Array(entries).to_string()
-    };
+    let (mut packing, mut spread, mut roomy) = (limited(budget), limited(budget), service());
     let mut refused = [false, false];
     for n0 in (0..400_000).step_by(2_000) {
         for (store, spread_busy, done) in [(&mut packing, false, 0), (&mut spread, true, 1)] {
             if refused[done] {
                 continue;
             }
-            match store.ingest(FN, batch(n0, spread_busy).as_bytes()) {
+            match store.ingest(FN, busy_batch(n0, spread_busy).as_bytes()) {
                 Ok(_) if !spread_busy => {
-                    roomy.ingest(FN, batch(n0, false).as_bytes()).unwrap();
+                    roomy.ingest(FN, busy_batch(n0, false).as_bytes()).unwrap();
                 }
                 Ok(_) => {}
                 Err(e) => {
@@ -338,4 +343,61 @@ fn packed_rows_never_take_room_from_rows() {
             );
         }
     }
+}
+
+/// A full store rebuilt from the records it kept (as the edge worker replays
+/// its stored batches, with the budget waived) holds every row and stays
+/// within its budget: the busiest projects' packed rows are not made past
+/// it, during the replay or by the queries after it.
+#[test]
+fn a_full_store_rebuilt_from_its_records_stays_within_its_budget() {
+    let budget = 4 << 20;
+    let source = log_endpoints::Source::stream(FN).unwrap();
+    let mut live = limited(budget);
+    let mut kept = Vec::new();
+    for n0 in (0..400_000).step_by(2_000) {
+        let record = live
+            .prepare_ingest(
+                &source,
+                log_endpoints::EntryForm::Contract,
+                busy_batch(n0, false).as_bytes(),
+                None,
+            )
+            .unwrap()
+            .record;
+        match live.ingest_record(&record) {
+            Ok(_) => kept.push(record),
+            Err(e) => {
+                assert_eq!(e.code(), "store_full");
+                break;
+            }
+        }
+    }
+    assert!(
+        live.stats().function_rows > 16_384 * 8 / 3,
+        "the busy project was packed"
+    );
+    let mut rebuilt = limited(budget);
+    for record in &kept {
+        rebuilt.replay_record(record).unwrap();
+    }
+    assert_eq!(rebuilt.stats().function_rows, live.stats().function_rows);
+    assert!(
+        rebuilt.stats().store_bytes <= budget,
+        "{} bytes after the replay",
+        rebuilt.stats().store_bytes
+    );
+    for interval in ["7day", "1day", "1hr"] {
+        let params = [("project", "busy"), ("interval", interval)];
+        assert_eq!(
+            rows(&mut rebuilt, "functions.invocation-stats", &params),
+            rows(&mut live, "functions.invocation-stats", &params),
+            "{params:?}"
+        );
+    }
+    assert!(
+        rebuilt.stats().store_bytes <= budget,
+        "{} bytes after queries",
+        rebuilt.stats().store_bytes
+    );
 }
