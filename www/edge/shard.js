@@ -5,7 +5,7 @@
 // same transaction as its entries), and rebuilds from storage when it wakes
 // or after a wasm trap: from its last snapshot and the batches after it. An
 // alarm writes snapshots, warms its cache and applies retention.
-import { engineFault, engineGeneration, isServiceError, LogEndpoints, newEngine, resetEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
+import { engineFault, engineGeneration, isServiceError, keepEngine, LogEndpoints, newEngine, releaseEarlierEngine, resetEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
 import { partsOf, readParts, writeParts } from "./blobs.js";
 import { readBody, requestParts, respond } from "./http.js";
 import { SeenBatches } from "./seen.js";
@@ -75,15 +75,14 @@ export class ShardObject {
    */
   rebuild() {
     const started = Date.now();
-    // An engine from before a reset is gone: nothing of it to free.
-    if (this.generation === engineGeneration()) this.service?.free();
-    this.service = undefined;
+    releaseEarlierEngine(this.ctx.id.toString(), this);
+    this.dropEngine();
     // No batch limit here beyond the engine's own: readBody enforces MAX_BODY_BYTES
     // on requests, and stored batches must load even if that setting was lowered.
     const limits = { maxStoreBytes: this.settings.maxStoreBytes };
     const snapshot = this.sql.exec("SELECT last_batch_id, bytes FROM snapshot WHERE id = 1").toArray()[0];
     let after = 0;
-    this.woke = { fromSnapshot: false };
+    this.woke = { atMs: started, fromSnapshot: false };
     if (snapshot) {
       try {
         // Read from SQLite a part at a time as the engine takes them, never
@@ -143,9 +142,17 @@ export class ShardObject {
       }
     }
     this.generation = engineGeneration();
+    keepEngine(this.ctx.id.toString(), this, this.service);
     this.woke.replayedBatches = batches.length;
     this.woke.failedBatches = this.failedBatches;
     this.woke.ms = Date.now() - started;
+  }
+
+  /** Frees this instance's engine (one from before a reset is gone: nothing of it to free). */
+  dropEngine() {
+    if (this.generation === engineGeneration()) this.service?.free();
+    this.service = undefined;
+    keepEngine(this.ctx.id.toString(), this, undefined);
   }
 
   dropSnapshot() {
@@ -338,8 +345,7 @@ export class ShardObject {
       if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) {
         // Every batch is past retention: the shard's day is over for good.
         await this.ctx.storage.deleteAll();
-        if (this.generation === engineGeneration()) this.service?.free();
-        this.service = undefined;
+        this.dropEngine();
         return { droppedBatches: expired.length, deleted: true };
       }
       this.rebuild();
