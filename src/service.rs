@@ -173,11 +173,6 @@ impl Budget {
     }
 }
 
-/// `max_store_bytes` while a replay applies what was kept whatever the
-/// budget says (`without_budget`); a configured budget is at most
-/// `LARGEST_STORE_BYTES`, so never this.
-const WAIVED_BUDGET: usize = usize::MAX;
-
 #[derive(Default)]
 pub struct LogEndpoints {
     store: Store,
@@ -185,6 +180,9 @@ pub struct LogEndpoints {
     cache: ResultCache,
     limits: Limits,
     block_storage: Option<BlockStorageRef>,
+    /// A replay is applying what was kept, whatever the budget says
+    /// (`without_budget`).
+    budget_waived: bool,
 }
 
 /// Which endpoint a call names, and by which route: the route decides how
@@ -590,8 +588,10 @@ impl LogEndpoints {
     }
 
     fn without_budget<T>(&mut self, apply: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        let budget = std::mem::replace(&mut self.limits.max_store_bytes, WAIVED_BUDGET);
+        let budget = std::mem::replace(&mut self.limits.max_store_bytes, usize::MAX);
+        self.budget_waived = true;
         let applied = apply(self);
+        self.budget_waived = false;
         self.limits.max_store_bytes = budget;
         applied
     }
@@ -776,7 +776,7 @@ impl LogEndpoints {
     /// records held 4.8 MB). The first query of function rows then makes
     /// them (`execute`).
     fn sync_packed(&mut self) {
-        if self.limits.max_store_bytes == WAIVED_BUDGET {
+        if self.budget_waived {
             return;
         }
         let room = self

@@ -276,3 +276,37 @@ fn cache_status_and_clock() {
     assert_eq!(endpoints[0]["maxRows"], json!(1000));
     assert_eq!(svc.newest_timestamp(), None);
 }
+
+/// The largest budget (`u32::MAX` bytes, which is `usize::MAX` in wasm) is a
+/// budget like any other: a busy project's function rows are packed under
+/// it as under a smaller one (a replay's waived budget once shared its value).
+#[wasm_bindgen_test]
+fn the_largest_budget_packs_busy_projects_as_a_smaller_one() {
+    let with_budget = |bytes: f64| {
+        JsLogEndpoints::new(js(&json!({
+            "apiKeys": ["k"], "now": NOW_MS, "limits": { "maxStoreBytes": bytes }
+        })))
+        .unwrap()
+    };
+    // 3 rows in 8 of one project: past the size at which it is packed, and
+    // less than half of the table.
+    let rows: Vec<String> = (0..48_000)
+        .map(|n| {
+            let project = if n % 8 < 3 { "busy" } else { ["a", "b", "c", "d", "e"][n as usize % 5] };
+            json!({"id": format!("f-{n}"), "timestamp": 1_795_177_796_000_000i64 - n * 1_000_000,
+                   "metadata": [{"project_ref": project, "function_id": "f", "execution_time_ms": n % 700,
+                                 "response": [{"status_code": 200}]}]})
+            .to_string()
+        })
+        .collect();
+    let store_bytes = |svc: &mut JsLogEndpoints| {
+        svc.ingest("function_edge_logs", rows.join("\n").into())
+            .unwrap();
+        rust(&svc.stats().unwrap())["storeBytes"].as_u64().unwrap()
+    };
+    let (mut largest, mut smaller) = (
+        with_budget(4_294_967_295.0),
+        with_budget(64.0 * 1_048_576.0),
+    );
+    assert_eq!(store_bytes(&mut largest), store_bytes(&mut smaller));
+}
