@@ -500,12 +500,10 @@ fn check_edge(t: &EdgeTable) -> Result<()> {
     if !t.timestamp.is_sorted() {
         return Err(invalid("edge entries out of time order"));
     }
+    // Every request row is some listed entry's: a row past the last end
+    // would become the next listed entry's after a restore.
     let ends = &t.listed_end;
-    if !ends.is_sorted()
-        || ends
-            .last()
-            .is_some_and(|&end| end as usize > t.request_url.len())
-    {
+    if !ends.is_sorted() || ends.last().map_or(0, |&end| end as usize) != t.request_url.len() {
         return Err(invalid(
             "an edge entry's requests lie outside the request columns",
         ));
@@ -658,6 +656,13 @@ mod tests {
             "does not fit its sole_request",
         );
         refused(|s| s.edge.listed_end.push(1), "outside the request columns");
+        refused(
+            |s| {
+                s.edge.request_url.push(NONE);
+                s.edge.request_areas.push(0);
+            },
+            "outside the request columns",
+        );
         refused(
             |s| s.edge.record[0] = Span::from_parts(1 << 20, 0),
             "record points outside its text",

@@ -288,25 +288,43 @@ fn the_largest_budget_packs_busy_projects_as_a_smaller_one() {
         })))
         .unwrap()
     };
-    // 3 rows in 8 of one project: past the size at which it is packed, and
-    // less than half of the table.
-    let rows: Vec<String> = (0..48_000)
-        .map(|n| {
-            let project = if n % 8 < 3 { "busy" } else { ["a", "b", "c", "d", "e"][n as usize % 5] };
-            json!({"id": format!("f-{n}"), "timestamp": 1_795_177_796_000_000i64 - n * 1_000_000,
-                   "metadata": [{"project_ref": project, "function_id": "f", "execution_time_ms": n % 700,
-                                 "response": [{"status_code": 200}]}]})
-            .to_string()
-        })
-        .collect();
-    let store_bytes = |svc: &mut JsLogEndpoints| {
-        svc.ingest("function_edge_logs", rows.join("\n").into())
-            .unwrap();
+    // 3 rows in 8 of one project ("busy"): past the size at which a project
+    // is packed, and less than half of the table; or, `spread`, those rows
+    // spread over 16 projects, none of which is packed.
+    let rows = |spread: bool| -> String {
+        (0..48_000)
+            .map(|n: i64| {
+                let project = match n % 8 < 3 {
+                    true if spread => format!("busy-{}", n % 16),
+                    true => "busy".to_owned(),
+                    false => ["a", "b", "c", "d", "e"][n as usize % 5].to_owned(),
+                };
+                json!({"id": format!("f-{n}"), "timestamp": 1_795_177_796_000_000i64 - n * 1_000_000,
+                       "metadata": [{"project_ref": project, "function_id": "f", "execution_time_ms": n % 700,
+                                     "response": [{"status_code": 200}]}]})
+                .to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let store_bytes = |budget: f64, spread: bool| {
+        let mut svc = with_budget(budget);
+        let report = rust(
+            &svc.ingest("function_edge_logs", rows(spread).into())
+                .unwrap(),
+        );
+        assert_eq!(report["accepted"], 48_000);
         rust(&svc.stats().unwrap())["storeBytes"].as_u64().unwrap()
     };
-    let (mut largest, mut smaller) = (
-        with_budget(4_294_967_295.0),
-        with_budget(64.0 * 1_048_576.0),
+    let (largest, smaller) = (
+        store_bytes(4_294_967_295.0, false),
+        store_bytes(64.0 * 1_048_576.0, false),
     );
-    assert_eq!(store_bytes(&mut largest), store_bytes(&mut smaller));
+    let unpacked = store_bytes(64.0 * 1_048_576.0, true);
+    // A copy of 18,000 rows is larger than what 16 projects' names and lists add.
+    assert!(
+        smaller > unpacked + 100_000,
+        "no packed copy: {smaller} bytes against {unpacked}"
+    );
+    assert_eq!(largest, smaller);
 }

@@ -365,7 +365,7 @@ table! {
             /// `sole_request`'s one, not a range and a row of request columns.
             request: u32 = request;
             /// Its one request, if it has one (`sole_request`): a scan counts
-            /// it without reading another column.
+            /// it without reading the request columns.
             sole_request: u8 = sole_request(entry);
         }
         // One row per entry with no request or several, in arrival order.

@@ -7,9 +7,10 @@
 //! line of the table.
 //!
 //! The copies are derived (a snapshot does not store them) and optional: a
-//! store makes and extends them only with room its budget leaves after an
-//! append (`sync`), and drops one it has no room to extend, so they never
-//! take room from rows. Copies grow in fixed chunks, so extending one never
+//! store makes and extends them only with room its budget leaves, after an
+//! append or, after a restore or a replay, at the first query of function
+//! rows (`sync`), and drops one it has no room to extend, so they never take
+//! room from rows. Copies grow in fixed chunks, so extending one never
 //! moves what it holds, and its size is known before it is allocated.
 
 use super::project_index::{slot, ProjectRows};

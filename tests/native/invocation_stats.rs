@@ -375,7 +375,7 @@ fn a_full_store_rebuilt_from_its_records_stays_within_its_budget() {
     }
     assert!(
         live.stats().function_rows > 16_384 * 8 / 3,
-        "the busy project was packed"
+        "the busy project passed the size at which it is packed"
     );
     let mut rebuilt = limited(budget);
     for record in &kept {

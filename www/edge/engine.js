@@ -44,24 +44,27 @@ export function release(object, made) {
 // shared wasm memory until the garbage collector finalises it, which on
 // workerd came after the new instance had built its own: a full object
 // rebuilt from its batches took the isolate's wasm memory from 88 to 172 MB.
+// Held weakly: an object that never comes back is the collector's to free.
 const engineOfObject = new Map();
 
 /**
- * Frees the engine an earlier instance of object `id` kept, if one is left
- * (not `holder`'s own): only one instance of an object is ever live.
+ * Frees the engine an earlier instance of object `id` kept, if it is still
+ * there (not `holder`'s own). workerd runs one instance of an object at a
+ * time, and evicts one only when no event is running in it.
  */
 export function releaseEarlierEngine(id, holder) {
   const earlier = engineOfObject.get(id);
-  if (earlier && earlier.holder !== holder) {
+  if (earlier && earlier.holder.deref() !== holder) {
     engineOfObject.delete(id);
-    release(earlier.service, earlier.made);
+    const service = earlier.service.deref();
+    if (service) release(service, earlier.made);
   }
 }
 
 /** Notes that `holder`, an instance of object `id`, keeps `service` (none: it keeps none). */
 export function keepEngine(id, holder, service) {
-  if (service) engineOfObject.set(id, { holder, service, made: generation });
-  else if (engineOfObject.get(id)?.holder === holder) engineOfObject.delete(id);
+  if (service) engineOfObject.set(id, { holder: new WeakRef(holder), service: new WeakRef(service), made: generation });
+  else if (engineOfObject.get(id)?.holder.deref() === holder) engineOfObject.delete(id);
 }
 
 /**

@@ -88,7 +88,7 @@ export class ShardObject {
         // Read from SQLite a part at a time as the engine takes them, never
         // joined: the isolate holds the store and one part, not the snapshot too.
         const parts = partsOf(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", []);
-        this.service = LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits, blockStorage: this.blockStorage });
+        this.holdEngine(LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits, blockStorage: this.blockStorage }));
         this.woke.restoreMs = Date.now() - started;
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
@@ -118,7 +118,7 @@ export class ShardObject {
         this.sql.exec("DELETE FROM snapshot_parts");
         this.sql.exec("DELETE FROM snapshot");
       });
-      this.service = newEngine(this.settings, limits, this.blockStorage);
+      this.holdEngine(newEngine(this.settings, limits, this.blockStorage));
     }
     const batches = this.sql.exec("SELECT id, stream, bytes FROM batches WHERE id > ? ORDER BY id", after).toArray();
     // Batches that did not load are retried on every rebuild; no snapshot is
@@ -141,11 +141,16 @@ export class ShardObject {
         console.error(`log-endpoints: stored batch ${batch.id} could not be loaded: ${e.message}`);
       }
     }
-    this.generation = engineGeneration();
-    keepEngine(this.ctx.id.toString(), this, this.service);
     this.woke.replayedBatches = batches.length;
     this.woke.failedBatches = this.failedBatches;
     this.woke.ms = Date.now() - started;
+  }
+
+  /** Keeps `service` as this instance's engine, noted where a later instance finds it. */
+  holdEngine(service) {
+    this.service = service;
+    this.generation = engineGeneration();
+    keepEngine(this.ctx.id.toString(), this, service);
   }
 
   /** Frees this instance's engine (one from before a reset is gone: nothing of it to free). */
@@ -284,7 +289,7 @@ export class ShardObject {
       try {
         this.rebuild();
       } catch {
-        this.service = undefined; // the next request rebuilds
+        this.dropEngine(); // the next request rebuilds
       }
       throw storageUnavailable(e.message);
     }
@@ -368,7 +373,7 @@ export class ShardObject {
       this.rebuild();
     } catch (again) {
       console.error("log-endpoints: rebuild failed:", again && again.message);
-      this.service = undefined;
+      this.dropEngine();
       return respond(unavailable("the query engine is restarting"));
     }
     return respond(engineFault());
