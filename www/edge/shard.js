@@ -74,6 +74,18 @@ export class ShardObject {
    * replayed instead: nothing is lost, only time.
    */
   rebuild() {
+    try {
+      this.load();
+    } catch (e) {
+      // A store without every stored batch must not answer: the next
+      // request rebuilds it again.
+      this.dropEngine();
+      throw e;
+    }
+  }
+
+  /** `rebuild`'s work, which may fail halfway (storage). */
+  load() {
     const started = Date.now();
     releaseEarlierEngine(this.ctx.id.toString(), this);
     this.dropEngine();
@@ -289,7 +301,7 @@ export class ShardObject {
       try {
         this.rebuild();
       } catch {
-        this.dropEngine(); // the next request rebuilds
+        this.service = undefined; // the next request rebuilds
       }
       throw storageUnavailable(e.message);
     }
@@ -373,7 +385,7 @@ export class ShardObject {
       this.rebuild();
     } catch (again) {
       console.error("log-endpoints: rebuild failed:", again && again.message);
-      this.dropEngine();
+      this.service = undefined;
       return respond(unavailable("the query engine is restarting"));
     }
     return respond(engineFault());
