@@ -15,8 +15,9 @@
 //! stored (rebuilding it hashes every URL). Version 13 (each block's kind:
 //! open, sealed, or in storage; text in 64 KiB deflate blocks against the
 //! arena's dictionary; an edge entry's one request in its own row, and
-//! request columns only for entries with none or several) reads no older version: the edge worker replays its stored batches when
-//! its snapshot is refused, and a saved file is made again from its logs.
+//! request columns only for entries with none or several) reads no older
+//! version: the edge worker replays its stored batches when its snapshot is
+//! refused, and a saved file is made again from its logs.
 //!
 //! Restoring is meant to cost little more than copying the bytes: XXH3 and the
 //! UTF-8 check (simdutf8) use wasm's 128-bit SIMD; the name maps are built on
