@@ -689,17 +689,10 @@ impl EdgeTable {
             Self::push_entry(self, entry, request, project);
         }
         self.text.compact();
-        let touched = self.url_trigrams.index(
-            EntryUrls {
-                project: &self.project,
-                request: &self.request,
-                sole_request: &self.sole_request,
-                listed: ListedRequests {
-                    end: &self.listed_end,
-                    url: &self.request_url,
-                    areas: &self.request_areas,
-                },
-            },
+        // The index is taken out while it reads the table's URL columns.
+        let mut url_trigrams = std::mem::take(&mut self.url_trigrams);
+        let touched = url_trigrams.index(
+            self.entry_urls(),
             first_new..self.len(),
             &self.urls,
             self.projects.len(),
@@ -709,18 +702,18 @@ impl EdgeTable {
             self.entry_columns_mut(),
         );
         self.by_project.update(&self.project, first_new, reordered);
-        let entries = EntryUrls {
+        url_trigrams.widen(self.entry_urls(), &self.by_project, &self.urls, &touched);
+        self.url_trigrams = url_trigrams;
+    }
+
+    /// The columns that say which URLs each entry's requests have.
+    fn entry_urls(&self) -> EntryUrls<'_> {
+        EntryUrls {
             project: &self.project,
             request: &self.request,
             sole_request: &self.sole_request,
-            listed: ListedRequests {
-                end: &self.listed_end,
-                url: &self.request_url,
-                areas: &self.request_areas,
-            },
-        };
-        self.url_trigrams
-            .widen(entries, &self.by_project, &self.urls, &touched);
+            listed: self.listed(),
+        }
     }
 
     /// The requests of the entries with none or several.
