@@ -14,7 +14,7 @@
 
 use std::ops::Range;
 
-use super::columns::{grow, grown, VEC_BYTES};
+use super::columns::{chunk_ranges, grow, grown, VEC_BYTES};
 use super::url_names::UrlNames;
 use super::{Chunked, EntryUrls, Interner, Sym, NONE};
 
@@ -155,15 +155,15 @@ impl ProjectRows {
         reordered_from: Option<usize>,
     ) {
         let from = reordered_from.map_or(first_new, |r| r.min(first_new));
-        let indexed = projects.values(from..projects.len());
-        let slots_needed = indexed.clone().map(|&p| slot(p) + 1).max().unwrap_or(0);
-        grow_to(&mut self.slots, slots_needed, Vec::new);
-        let mut counts = vec![0usize; self.slots.len()];
-        for &p in indexed.clone() {
-            if let Some(n) = counts.get_mut(slot(p)) {
-                *n += 1;
-            }
+        let pieces = || {
+            chunk_ranges(from..projects.len())
+                .map(|range| (range.start, projects.piece(range).unwrap_or_default()))
+        };
+        let mut counts = Vec::new();
+        for (_, piece) in pieces() {
+            count_slots(piece, &mut counts);
         }
+        grow_to(&mut self.slots, counts.len(), Vec::new);
         for (rows, &n) in self.slots.iter_mut().zip(&counts) {
             if n > 0 {
                 // The rows past `from` were a permutation of these projects' rows.
@@ -171,10 +171,8 @@ impl ProjectRows {
                 grow(rows, n);
             }
         }
-        for (row, &p) in (from..).zip(indexed) {
-            if let Some(rows) = self.slots.get_mut(slot(p)) {
-                rows.push(row as u32);
-            }
+        for (first_row, piece) in pieces() {
+            push_rows(piece, first_row, &mut self.slots);
         }
     }
 
@@ -186,6 +184,34 @@ impl ProjectRows {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.slots.capacity() * VEC_BYTES
             + self.slots.iter().map(|r| r.capacity() * 4).sum::<usize>()
+    }
+}
+
+// A piece (a chunk of the project column) at a time, in functions of their
+// own: a wasm engine compiles a function better once it has run a while, and
+// only its later calls get that code (restoring a snapshot indexes every row).
+
+/// Adds each slot's rows in `projects` to `counts` (lengthened as needed).
+#[inline(never)]
+fn count_slots(projects: &[Sym], counts: &mut Vec<usize>) {
+    for &p in projects {
+        let s = slot(p);
+        if s >= counts.len() {
+            counts.resize(s + 1, 0);
+        }
+        if let Some(n) = counts.get_mut(s) {
+            *n += 1;
+        }
+    }
+}
+
+/// Appends the rows of `projects` (the first is row `first_row`) to their slots' lists.
+#[inline(never)]
+fn push_rows(projects: &[Sym], first_row: usize, slots: &mut [Vec<u32>]) {
+    for (row, &p) in (first_row..).zip(projects) {
+        if let Some(rows) = slots.get_mut(slot(p)) {
+            rows.push(row as u32);
+        }
     }
 }
 
