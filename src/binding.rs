@@ -743,6 +743,15 @@ impl JsLogEndpoints {
         to_js(&self.inner.borrow_mut().replay_record(record)?)
     }
 
+    /// `snapshotDueAfterReplay()`: whether the stored batches this engine
+    /// replayed since it was made are so many (an eighth of its budget) that
+    /// its host should write its snapshot now rather than at the next
+    /// maintenance, so that the next wake does not replay them again.
+    #[wasm_bindgen(js_name = snapshotDueAfterReplay)]
+    pub fn snapshot_due_after_replay(&self) -> bool {
+        self.inner.borrow().snapshot_due_after_replay()
+    }
+
     /// `LogEndpoints.refusalIsFinal(status, body)`: whether a shard's refusal
     /// of a delivery is final (recorded, not retried).
     #[wasm_bindgen(js_name = refusalIsFinal)]

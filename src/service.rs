@@ -181,9 +181,19 @@ pub struct LogEndpoints {
     limits: Limits,
     block_storage: Option<BlockStorageRef>,
     /// A replay is applying what was kept, whatever the budget says
-    /// (`without_budget`).
+    /// (`replaying`).
     budget_waived: bool,
+    /// Bytes of stored batches replayed into this store since it was made
+    /// (`snapshot_due_after_replay`).
+    replayed_bytes: usize,
 }
+
+/// A store that replayed more than this share of its budget in stored
+/// batches when it was made has its snapshot written at once, not at the next
+/// maintenance: its next wake would replay them all again. Replaying an eighth
+/// of a full object's budget takes about what writing and then restoring its
+/// snapshot take (140 ms each; `node bench/cold-start.mjs`).
+const REPLAY_SHARE_FOR_SNAPSHOT: usize = 8;
 
 /// Which endpoint a call names, and by which route: the route decides how
 /// the endpoint is named and how its parameters read.
@@ -579,15 +589,30 @@ impl LogEndpoints {
     /// budget checked again could leave acknowledged rows out.
     pub fn replay_delivery(&mut self, bytes: &[u8]) -> Result<DeliveryReport> {
         // As a split's: what was kept is kept again, whatever share a project has.
-        self.without_budget(|service| service.ingest_delivery(bytes, ""))
+        self.replaying(bytes.len(), |service| service.ingest_delivery(bytes, ""))
     }
 
     /// `replay_delivery` for a record kept here directly (`ingest_record`).
     pub fn replay_record(&mut self, record: &[u8]) -> Result<IngestReport> {
-        self.without_budget(|service| service.ingest_record(record))
+        self.replaying(record.len(), |service| service.ingest_record(record))
     }
 
-    fn without_budget<T>(&mut self, apply: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+    /// Whether the stored batches replayed into this store since it was made
+    /// (by a wake: a snapshot and the batches after it, or every batch) are
+    /// so many that its snapshot should be written now (`REPLAY_SHARE_FOR_SNAPSHOT`).
+    pub fn snapshot_due_after_replay(&self) -> bool {
+        self.replayed_bytes > 0
+            && self.replayed_bytes >= self.limits.max_store_bytes / REPLAY_SHARE_FOR_SNAPSHOT
+    }
+
+    /// Applies a stored batch of `bytes` (`apply`) as a replay does: counted,
+    /// and whatever the budget says.
+    fn replaying<T>(
+        &mut self,
+        bytes: usize,
+        apply: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        self.replayed_bytes = self.replayed_bytes.saturating_add(bytes);
         let budget = std::mem::replace(&mut self.limits.max_store_bytes, usize::MAX);
         self.budget_waived = true;
         let applied = apply(self);
@@ -771,7 +796,7 @@ impl LogEndpoints {
     }
 
     /// Brings the busiest projects' packed rows up to date with the room the
-    /// budget leaves; none while a replay waives the budget (`without_budget`),
+    /// budget leaves; none while a replay waives the budget (`replaying`),
     /// whose room made copies past the budget (a 4 MiB store rebuilt from its
     /// records held 4.8 MB). The first query of function rows then makes
     /// them (`execute`).

@@ -345,6 +345,45 @@ fn packed_rows_never_take_room_from_rows() {
     }
 }
 
+/// A store made by replaying stored batches asks for its snapshot to be
+/// written at once from an eighth of its budget in replayed bytes on (its
+/// next wake would replay them all again); one that took them as ingest, or
+/// replayed less, does not.
+#[test]
+fn a_long_replay_asks_for_a_snapshot() {
+    let budget = 1 << 20;
+    let source = log_endpoints::Source::stream(FN).unwrap();
+    let mut live = limited(budget);
+    let records: Vec<Vec<u8>> = (0..8)
+        .map(|k| {
+            let batch = busy_batch(k * 2_000, false);
+            let prepared = live
+                .prepare_ingest(
+                    &source,
+                    log_endpoints::EntryForm::Contract,
+                    batch.as_bytes(),
+                    None,
+                )
+                .unwrap();
+            live.ingest_record(&prepared.record).unwrap();
+            prepared.record
+        })
+        .collect();
+    assert!(!live.snapshot_due_after_replay());
+    let mut rebuilt = limited(budget);
+    let mut replayed = 0;
+    for record in &records {
+        assert_eq!(rebuilt.snapshot_due_after_replay(), replayed >= budget / 8);
+        rebuilt.replay_record(record).unwrap();
+        replayed += record.len();
+    }
+    assert!(
+        replayed >= budget / 8 && rebuilt.snapshot_due_after_replay(),
+        "{replayed} bytes replayed"
+    );
+    assert!(records[0].len() < budget / 8, "one batch alone is not due");
+}
+
 /// A full store rebuilt from the records it kept (as the edge worker replays
 /// its stored batches, with the budget waived) holds every row and stays
 /// within its budget: the busiest projects' packed rows are not made past

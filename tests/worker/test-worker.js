@@ -7,6 +7,8 @@
 // And an object's own paths, which a test calls through its namespace:
 // - a shard's POST /test/fail-storage?times=N: its next N storage writes throw;
 // - a shard's POST /test/damage-text-blocks: flips one byte of each text block in its SQLite;
+// - a shard's GET /test/snapshot: its stored snapshot's row (`{ lastBatchId, bytes }` or null),
+//   read without maintenance (which would write one);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only).
 // The cron acts as of its scheduled time, whatever FIXED_NOW_MS says.
@@ -80,6 +82,10 @@ export class ShardObject extends ProductShard {
     if (url.pathname === "/test/fail-storage") {
       this.failingWrites = Number(url.searchParams.get("times") ?? 1);
       return Response.json({ failingWrites: this.failingWrites });
+    }
+    if (url.pathname === "/test/snapshot") {
+      const row = this.sql.exec("SELECT last_batch_id AS lastBatchId, bytes FROM snapshot WHERE id = 1").toArray()[0];
+      return Response.json(row ?? null);
     }
     if (url.pathname === "/test/damage-text-blocks") {
       let damaged = 0;

@@ -156,6 +156,20 @@ export class ShardObject {
     this.woke.replayedBatches = batches.length;
     this.woke.failedBatches = this.failedBatches;
     this.woke.ms = Date.now() - started;
+    // The next wake would replay these batches again (and workerd evicts an
+    // object soon after a long replay, which is not an event): the core says
+    // when they are worth a snapshot now rather than at the next maintenance.
+    if (this.service.snapshotDueAfterReplay()) this.maintainSoon();
+  }
+
+  /** Maintenance (which writes the snapshot) as soon as the current event ends. */
+  maintainSoon() {
+    this.woke.snapshotDue = true;
+    this.alarmAt = Date.now();
+    this.ctx.storage.setAlarm(this.alarmAt).catch((e) => {
+      this.alarmAt = null; // the next batch arms it again
+      console.error(`log-endpoints: the alarm could not be set: ${e?.message}`);
+    });
   }
 
   /** Keeps `service` as this instance's engine, noted where a later instance finds it. */

@@ -1,0 +1,66 @@
+// A wake that replays many stored batches (no snapshot yet, or a refused one)
+// has its snapshot written right after it, by the alarm, not at the next
+// maintenance: otherwise every wake until then replays them all again, and
+// workerd evicts an object soon after a long replay.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Miniflare } from "miniflare";
+import { generate, ndjson, tenants } from "../../scripts/generate-logs.mjs";
+import { testWorkerOptions } from "../worker/options.mjs";
+
+const NOW = Date.parse("2026-11-20T12:00:00Z");
+// A small budget: an eighth of it in stored batches is a long replay.
+const bindings = { API_KEYS: "k", INGEST_KEYS: "i", FIXED_NOW_MS: String(NOW), SHARDING: "off", MAX_STORE_BYTES: String(4 << 20) };
+const WAIT_MS = 30_000;
+
+test("an object that woke by replaying many stored batches writes its snapshot at once", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-"));
+  let mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+  const shard = async (pathname, init) => {
+    const ns = await mf.getDurableObjectNamespace("SHARD");
+    const res = await ns.get(ns.idFromName("logs")).fetch(`https://shard.internal${pathname}`, init);
+    assert.equal(res.status, 200, pathname);
+    return res.json();
+  };
+  try {
+    const tenancy = tenants(30);
+    let batches = 0;
+    for (let seed = 1; seed <= 4; seed++) {
+      for (const stream of ["edge_logs", "function_edge_logs"]) {
+        const body = ndjson(generate({ stream, count: 1500, endMs: NOW, spanMs: 86400e3, seed, tenancy }));
+        const res = await mf.dispatchFetch(`http://localhost/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": "i" } });
+        assert.equal(res.status, 200, await res.text());
+        batches++;
+      }
+    }
+    // Stored, never snapshotted: maintenance is minutes away.
+    assert.equal(await shard("/test/snapshot"), null);
+    await mf.dispose();
+    mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+    // This request wakes the object, which replays every batch.
+    const started = Date.now();
+    let snapshot = await shard("/test/snapshot");
+    while (snapshot === null) {
+      if (Date.now() - started > WAIT_MS) assert.fail(`no snapshot was written in the ${WAIT_MS} ms after a wake that replayed ${batches} batches`);
+      await sleep(100);
+      snapshot = await shard("/test/snapshot");
+    }
+    assert.equal(snapshot.lastBatchId, batches);
+    const status = await shard("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+    assert.deepEqual([status.woke.fromSnapshot, status.woke.replayedBatches, status.woke.snapshotDue], [false, batches, true], JSON.stringify(status.woke));
+    assert.equal(status.snapshot.written, false, "the alarm wrote it already");
+    // The next wake restores it and replays nothing.
+    await mf.dispose();
+    mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+    const again = await shard("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+    assert.deepEqual([again.woke.fromSnapshot, again.woke.replayedBatches, again.woke.snapshotDue], [true, 0, undefined], JSON.stringify(again.woke));
+    assert.deepEqual([again.edgeEntries, again.functionRows], [status.edgeEntries, status.functionRows]);
+  } finally {
+    await mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
