@@ -37,7 +37,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::store::codec::{Bytes, Fixed, Reader, Source, Writer};
 use crate::store::text::{BlockKind, StoredBlock};
 use crate::store::{
-    Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Store, Sym, UrlNames,
+    Arena, EdgeTable, FunctionTable, Interner, OtherTable, ProjectRows, Span, Store, Sym, UrlNames,
     UrlTrigrams, NONE, SOLE, SOLE_URL,
 };
 
@@ -516,7 +516,7 @@ fn check_edge(t: &EdgeTable) -> Result<()> {
             "an edge entry's request does not fit its sole_request, URLs or listed requests",
         ));
     }
-    if t.record.iter().any(|s| s.is_null()) {
+    if !t.record.pieces().all(no_null_spans) {
         return Err(invalid("an edge entry's text lies outside the text chunks"));
     }
     Ok(())
@@ -545,6 +545,13 @@ fn requests_fit(requests: &[u32], soles: &[u8], urls: u64, listed: u64) -> bool 
             })
 }
 
+/// Whether every span of `piece` is some text's (a piece at a time, as
+/// `requests_fit`).
+#[inline(never)]
+fn no_null_spans(piece: &[Span]) -> bool {
+    piece.iter().fold(true, |ok, s| ok & !s.is_null())
+}
+
 fn check_functions(t: &FunctionTable) -> Result<()> {
     t.check_columns()
         .map_err(|e| invalid(format!("function table: {e}")))?;
@@ -560,7 +567,7 @@ fn check_other(t: &OtherTable) -> Result<()> {
     if !t.timestamp.is_sorted() {
         return Err(invalid("other sources' entries out of time order"));
     }
-    if t.source.iter().any(|&s| s == crate::store::NONE) || t.record.iter().any(|s| s.is_null()) {
+    if t.source.iter().any(|&s| s == crate::store::NONE) || !t.record.pieces().all(no_null_spans) {
         return Err(invalid(
             "an other source's entry lacks its source, id or text",
         ));

@@ -112,6 +112,13 @@ const CHUNK_MASK: usize = CHUNK_ROWS - 1;
 /// store's size is the same natively and in wasm (12 there).
 pub(crate) const VEC_BYTES: usize = 24;
 
+/// Whether `piece` is sorted; not inlined, as a restore checks a piece at a
+/// time (`PointsInto`).
+#[inline(never)]
+fn piece_is_sorted<T: PartialOrd>(piece: &[T]) -> bool {
+    piece.is_sorted()
+}
+
 /// A column held in chunks of `CHUNK_ROWS` values, every chunk but the last
 /// full. A large column then grows by a chunk, never by moving: wasm memory
 /// never shrinks, and each move of a whole column left a hole as large as
@@ -225,7 +232,7 @@ impl<T: Copy> Chunked<T> {
         let joins_sorted = (CHUNK_ROWS..self.len)
             .step_by(CHUNK_ROWS)
             .all(|at| self.get(at - 1) <= self.get(at));
-        joins_sorted && self.pieces().all(|piece| piece.is_sorted())
+        joins_sorted && self.pieces().all(piece_is_sorted)
     }
 
     /// The first position whose value fails `holds` (values that hold come first).
@@ -465,7 +472,10 @@ pub(crate) fn sum_columns(columns: Vec<&dyn Column>, f: impl Fn(&dyn Column) -> 
 
 /// Whether every value of a column points into `part` (an id into its
 /// interner, a span into its text); checked as a fold without branches,
-/// since a snapshot is almost always valid.
+/// since a snapshot is almost always valid, and a piece at a time in a
+/// function that is not inlined: a wasm engine (V8) runs a function with its
+/// optimised code only from its next call after it has run a while, so a
+/// restore's loop over every row in one call ran all in baseline code.
 pub(crate) trait PointsInto<Part> {
     fn all_point_into(values: &[Self], part: &Part) -> bool
     where

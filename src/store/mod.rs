@@ -304,7 +304,9 @@ pub(crate) enum NameCount {
     Exact,
 }
 
-/// Whether every id of `values` is `NONE` or below `len`.
+/// Whether every id of `values` is `NONE` or below `len`. Not inlined, as
+/// every check a restore makes a piece at a time (`PointsInto`).
+#[inline(never)]
 fn all_below(values: &[Sym], len: usize) -> bool {
     values
         .iter()
@@ -324,6 +326,7 @@ impl PointsInto<UrlNames> for Sym {
 }
 
 impl PointsInto<Arena> for Span {
+    #[inline(never)]
     fn all_point_into(values: &[Span], text: &Arena) -> bool {
         values.iter().all(|&s| s.is_null() || text.holds(s))
     }

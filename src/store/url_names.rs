@@ -208,16 +208,29 @@ impl UrlNames {
             keys,
             key: String::new(),
         };
-        let keys_fit = (0..names.len() as Sym).all(|url| {
-            names
-                .keys
-                .get(url)
-                .chars()
-                .next()
-                .is_some_and(|c| (c as usize) < names.origins.len())
-        });
-        (empty_first && keys_fit && names.origins.len() <= MAX_TABLE_ORIGINS).then_some(names)
+        let origin_count = names.origins.len();
+        let keys_fit = (0..names.len() as Sym)
+            .step_by(CHECKED_AT_ONCE)
+            .all(|first| keys_begin_with_origins(&names.keys, first, origin_count));
+        (empty_first && keys_fit && origin_count <= MAX_TABLE_ORIGINS).then_some(names)
     }
+}
+
+/// URLs checked in one call of `keys_begin_with_origins`.
+const CHECKED_AT_ONCE: usize = 1 << 14;
+
+/// Whether the keys from `first` on (`CHECKED_AT_ONCE` of them at most) each
+/// begin with an origin's id below `origins`. Not inlined, as every check a
+/// restore makes a piece at a time (`PointsInto`).
+#[inline(never)]
+fn keys_begin_with_origins(keys: &Interner, first: Sym, origins: usize) -> bool {
+    let end = (first as usize).saturating_add(CHECKED_AT_ONCE).min(keys.len());
+    (first..end as Sym).all(|url| {
+        keys.get(url)
+            .chars()
+            .next()
+            .is_some_and(|c| (c as usize) < origins)
+    })
 }
 
 /// What interning a batch's URLs adds (`UrlNames::text_to_intern`).
