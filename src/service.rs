@@ -349,7 +349,7 @@ impl LogEndpoints {
             });
         }
         // The busiest projects' packed rows are made by the first query of
-        // function rows (`execute`), not here: on workerd they took 10–55 ms
+        // function rows (`prepare_for`), not here: on workerd they took 10–55 ms
         // of a cold start that asks something else first.
         self.store = store;
         Ok(self)
@@ -799,7 +799,7 @@ impl LogEndpoints {
     /// budget leaves; none while a replay waives the budget (`replaying`),
     /// whose room made copies past the budget (a 4 MiB store rebuilt from its
     /// records held 4.8 MB). The first query of function rows then makes
-    /// them (`execute`).
+    /// them (`prepare_for`).
     fn sync_packed(&mut self) {
         if self.budget_waived {
             return;
@@ -937,6 +937,7 @@ impl LogEndpoints {
     ) -> Result<QueryAnswer> {
         let route = Route::parse(path)?;
         let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key)?;
+        self.prepare_for(&query);
         let body: Arc<str> = query.run_partial(&self.store, now)?.into();
         Ok(QueryAnswer::new(body, None, warning))
     }
@@ -1040,15 +1041,21 @@ impl LogEndpoints {
         if let Some((body, status)) = self.cache.get(&query, now) {
             return Ok(QueryAnswer::new(body, Some(status), warning));
         }
+        self.prepare_for(&query);
+        let body: Arc<str> = query.run(&self.store, now)?.into();
+        let cache = self.cache.put(&query, body.clone(), now);
+        Ok(QueryAnswer::new(body, cache, warning))
+    }
+
+    /// Makes the packed rows a query of function rows reads, when rows came
+    /// since they were made: a replay or a restore makes none (`sync_packed`).
+    fn prepare_for(&mut self, query: &Query) {
         let functions = &self.store.functions;
         if query.kind().spec().stream == Stream::Function.name()
             && functions.packed.is_stale(functions.len())
         {
             self.sync_packed();
         }
-        let body: Arc<str> = query.run(&self.store, now)?.into();
-        let cache = self.cache.put(&query, body.clone(), now);
-        Ok(QueryAnswer::new(body, cache, warning))
     }
 
     /// Re-computes cached results that are still in use and due for warming.
@@ -1056,6 +1063,7 @@ impl LogEndpoints {
         let due = self.cache.due_for_warming(now);
         let mut refreshed = 0;
         for query in &due {
+            self.prepare_for(query);
             if let Ok(body) = query.run(&self.store, now) {
                 self.cache.refresh(query, body.into(), now);
                 refreshed += 1;

@@ -224,7 +224,9 @@ const CHECKED_AT_ONCE: usize = 1 << 14;
 /// restore makes a piece at a time (`PointsInto`).
 #[inline(never)]
 fn keys_begin_with_origins(keys: &Interner, first: Sym, origins: usize) -> bool {
-    let end = (first as usize).saturating_add(CHECKED_AT_ONCE).min(keys.len());
+    let end = (first as usize)
+        .saturating_add(CHECKED_AT_ONCE)
+        .min(keys.len());
     (first..end as Sym).all(|url| {
         keys.get(url)
             .chars()

@@ -345,6 +345,51 @@ fn packed_rows_never_take_room_from_rows() {
     }
 }
 
+/// A store restored from a snapshot holds no packed rows; the first query
+/// of function rows makes them, whichever way it comes: a split shard's
+/// partial answer too (a full split shard takes no more batches, so nothing
+/// else would), with the same answer as the store it was written from.
+#[test]
+fn a_restored_shards_partial_answers_make_its_packed_rows() {
+    let budget = 4 << 20;
+    let mut live = limited(budget);
+    for n0 in (0..60_000).step_by(2_000) {
+        live.ingest(FN, busy_batch(n0, false).as_bytes()).unwrap();
+    }
+    let config = || log_endpoints::Config {
+        api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
+        limits: log_endpoints::Limits {
+            max_store_bytes: budget,
+            ..Default::default()
+        },
+        block_storage: None,
+    };
+    let mut restored =
+        log_endpoints::LogEndpoints::from_snapshot(&live.snapshot(), config()).unwrap();
+    let unpacked = restored.stats().store_bytes;
+    assert!(
+        live.stats().store_bytes > unpacked + 100_000,
+        "the busy project is packed: {} bytes against {unpacked} restored",
+        live.stats().store_bytes
+    );
+    let path = "/api/endpoints/query/functions.invocation-stats";
+    let params =
+        log_endpoints::Params::from_pairs([("project", "busy"), ("interval", "7day")]).unwrap();
+    let partial = |svc: &mut log_endpoints::LogEndpoints| {
+        svc.query_path_partial(path, &params, Some(KEY), NOW)
+            .unwrap()
+            .body
+    };
+    assert_eq!(partial(&mut restored), partial(&mut live));
+    // A copy of the busy project's 22,500 rows (the live store's columns
+    // have room to grow besides).
+    let packed = restored.stats().store_bytes;
+    assert!(
+        packed > unpacked + 100_000,
+        "no packed copy: {packed} bytes against {unpacked}"
+    );
+}
+
 /// A store made by replaying stored batches asks for its snapshot to be
 /// written at once from an eighth of its budget in replayed bytes on (its
 /// next wake would replay them all again); one that took them as ingest, or
