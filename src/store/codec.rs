@@ -17,12 +17,29 @@ fn invalid(reason: impl Into<String>) -> Error {
     }
 }
 
-/// A value of fixed width in a column.
+/// A value of fixed width in a column, written little-endian.
 pub trait Fixed: Sized + Copy {
     const WIDTH: usize;
     const ZERO: Self;
     fn put(self, out: &mut Vec<u8>);
     fn take(bytes: &[u8]) -> Option<Self>;
+
+    /// `put` of each of `values`, in order.
+    fn put_all(values: &[Self], out: &mut Vec<u8>) {
+        for &v in values {
+            v.put(out);
+        }
+    }
+
+    /// Appends the values `bytes` holds (`take` of each `WIDTH` bytes; a
+    /// shorter rest is not read).
+    fn extend_from(values: &mut Vec<Self>, bytes: &[u8]) {
+        values.extend(
+            bytes
+                .chunks_exact(Self::WIDTH)
+                .map(|chunk| Self::take(chunk).unwrap_or(Self::ZERO)),
+        );
+    }
 }
 
 macro_rules! fixed_number {
@@ -36,9 +53,25 @@ macro_rules! fixed_number {
             fn take(bytes: &[u8]) -> Option<Self> {
                 bytes.try_into().ok().map(<$t>::from_le_bytes)
             }
+            #[cfg(target_endian = "little")]
+            fn put_all(values: &[Self], out: &mut Vec<u8>) {
+                out.extend_from_slice(bytemuck::cast_slice(values));
+            }
+            #[cfg(target_endian = "little")]
+            fn extend_from(values: &mut Vec<Self>, bytes: &[u8]) {
+                let whole = bytes.get(..bytes.len() / Self::WIDTH * Self::WIDTH).unwrap_or_default();
+                let from = values.len();
+                values.resize(from + whole.len() / Self::WIDTH, Self::ZERO);
+                if let Some(added) = values.get_mut(from..) {
+                    bytemuck::cast_slice_mut::<Self, u8>(added).copy_from_slice(whole);
+                }
+            }
         }
     )+};
 }
+// In memory as in the snapshot on a little-endian host (wasm32, x86-64, ARM):
+// a column is read and written as one copy of its bytes, where a loop over
+// its values ran, on a cold restore, in a wasm engine's baseline code.
 fixed_number!(u8, u32, i32, u64, i64, f64);
 
 impl Fixed for (u32, u32) {
@@ -145,9 +178,7 @@ impl<'s> Writer<'s> {
         let per_step = (STEP_BYTES / T::WIDTH).max(1);
         for step in pieces.into_iter().flat_map(|piece| piece.chunks(per_step)) {
             self.out.reserve(step.len() * T::WIDTH);
-            for &v in step {
-                v.put(&mut self.out);
-            }
+            T::put_all(step, &mut self.out);
             self.spill();
         }
     }
@@ -305,11 +336,7 @@ impl<'a> Reader<'a> {
         while values.len() < target {
             let step = (target - values.len()).min(per_step);
             let bytes = self.next(step * T::WIDTH, what)?;
-            values.extend(
-                bytes
-                    .chunks_exact(T::WIDTH)
-                    .map(|chunk| T::take(chunk).unwrap_or(T::ZERO)),
-            );
+            T::extend_from(values, &bytes);
         }
         Ok(())
     }
