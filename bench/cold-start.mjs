@@ -89,6 +89,8 @@ const result = {
   // The alarm's write of the full store's snapshot into SQLite, in parts (the object serves nothing meanwhile).
   snapshotWriteMs: stats.snapshot.ms,
   firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),
+  // Each run's, in order: this machine is noisy (±30%).
+  firstQueryMsEachRun: fromSnapshot.map((r) => Math.round(r.ms)),
   // Of the first query: from the request until the object begins to wake
   // (the isolate, the worker, the object), the wake, then the query itself.
   startMsBeforeWaking: median(fromSnapshot.map((r) => r.startMs)),
