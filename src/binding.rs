@@ -744,7 +744,7 @@ impl JsLogEndpoints {
     }
 
     /// `snapshotDueAfterReplay()`: whether the stored batches this engine
-    /// replayed since it was made are so many (an eighth of its budget) that
+    /// replayed since it was made are so many (a sixteenth of its budget) that
     /// its host should write its snapshot now rather than at the next
     /// maintenance, so that the next wake does not replay them again.
     #[wasm_bindgen(js_name = snapshotDueAfterReplay)]

@@ -188,12 +188,13 @@ pub struct LogEndpoints {
     replayed_bytes: usize,
 }
 
-/// A store that replayed more than this share of its budget in stored
-/// batches when it was made has its snapshot written at once, not at the next
-/// maintenance: its next wake would replay them all again. Replaying an eighth
-/// of a full object's budget takes about what writing and then restoring its
-/// snapshot take (140 ms each; `node bench/cold-start.mjs`).
-const REPLAY_SHARE_FOR_SNAPSHOT: usize = 8;
+/// A store that replayed at least one byte in this many of its budget's in
+/// stored batches when it was made has its snapshot written at once, not at
+/// the next maintenance: its next wake would replay them all again. On
+/// workerd records replay at about 18 MB/s (a full object's 234 MB in 12.7 s;
+/// `node bench/cold-start.mjs`), so a sixteenth of the 72 MiB budget takes
+/// about 250 ms, more than writing the full store's snapshot (146 ms).
+const SNAPSHOT_AFTER_REPLAYING_ONE_IN: usize = 16;
 
 /// Which endpoint a call names, and by which route: the route decides how
 /// the endpoint is named and how its parameters read.
@@ -255,7 +256,8 @@ impl<'a> Call<'a> {
 }
 
 /// Bytes taken at a time while the allocator serves them from memory it
-/// holds free (`reserve_room`): a column's chunk or less.
+/// holds free (`reserve_room`): the smallest a column's chunk or a name
+/// text's piece is (a chunk of 8-byte values is 512 KiB).
 const ROOM_PIECE: usize = 256 << 10;
 
 /// The engine's memory in 64 KiB pages (wasm); natively 0.
@@ -268,7 +270,8 @@ fn memory_pages() -> usize {
 
 /// Takes `bytes` from the allocator and gives them back, so that the
 /// allocations that follow (a restored store: about its snapshot's size) are
-/// carved from memory grown at most once. A wasm engine's memory otherwise
+/// carved from memory grown at most twice (by the piece that first needs new
+/// memory, then by the rest). A wasm engine's memory otherwise
 /// grows once per column, and each growth can cost the host a garbage
 /// collection: in Node, restoring a full object's snapshot took 280–480 ms in
 /// a fresh process, and 115–135 ms with this. Memory the allocator holds free
@@ -631,10 +634,11 @@ impl LogEndpoints {
 
     /// Whether the stored batches replayed into this store since it was made
     /// (by a wake: a snapshot and the batches after it, or every batch) are
-    /// so many that its snapshot should be written now (`REPLAY_SHARE_FOR_SNAPSHOT`).
+    /// so many that its snapshot should be written now
+    /// (`SNAPSHOT_AFTER_REPLAYING_ONE_IN`).
     pub fn snapshot_due_after_replay(&self) -> bool {
         self.replayed_bytes > 0
-            && self.replayed_bytes >= self.limits.max_store_bytes / REPLAY_SHARE_FOR_SNAPSHOT
+            && self.replayed_bytes >= self.limits.max_store_bytes / SNAPSHOT_AFTER_REPLAYING_ONE_IN
     }
 
     /// Applies a stored batch of `bytes` (`apply`) as a replay does: counted,

@@ -524,9 +524,8 @@ fn check_edge(t: &EdgeTable) -> Result<()> {
 
 /// Whether each entry's `request` fits its `sole_request` byte: a URL id
 /// below `urls` (or `NONE`, exactly when the URL bit is clear) for a sole
-/// request, a row below `listed` otherwise. As a fold without branches, and
-/// a piece at a time in a function of its own: a wasm engine runs a function
-/// with better code once it has run a while, from its next call on.
+/// request, a row below `listed` otherwise. As a fold without branches, a
+/// piece at a time (`PointsInto` says why).
 #[inline(never)]
 fn requests_fit(requests: &[u32], soles: &[u8], urls: u64, listed: u64) -> bool {
     requests.len() == soles.len()
@@ -546,7 +545,7 @@ fn requests_fit(requests: &[u32], soles: &[u8], urls: u64, listed: u64) -> bool 
 }
 
 /// Whether every span of `piece` is some text's (a piece at a time, as
-/// `requests_fit`).
+/// `PointsInto` says).
 #[inline(never)]
 fn no_null_spans(piece: &[Span]) -> bool {
     piece.iter().fold(true, |ok, s| ok & !s.is_null())

@@ -187,9 +187,9 @@ impl ProjectRows {
     }
 }
 
-// A piece (a chunk of the project column) at a time, in functions of their
-// own: a wasm engine compiles a function better once it has run a while, and
-// only its later calls get that code (restoring a snapshot indexes every row).
+// A piece (a chunk of the project column) at a time, in functions that are
+// not inlined, as a restore checks columns (`PointsInto`): restoring a
+// snapshot indexes every row.
 
 /// Adds each slot's rows in `projects` to `counts` (lengthened as needed).
 #[inline(never)]

@@ -5,6 +5,9 @@
 //! (1–3 bytes of UTF-8), then the rest. Matching reads a URL put together
 //! again (`get`); the URL index reads the origin and the rest as they are.
 
+use std::ops::Range;
+
+use super::columns::chunk_ranges;
 use super::{Interner, NameCount, Sym, NONE};
 
 /// Most origins a table tells apart: an origin's id is a character below the
@@ -209,25 +212,18 @@ impl UrlNames {
             key: String::new(),
         };
         let origin_count = names.origins.len();
-        let keys_fit = (0..names.len() as Sym)
-            .step_by(CHECKED_AT_ONCE)
-            .all(|first| keys_begin_with_origins(&names.keys, first, origin_count));
+        let keys_fit = chunk_ranges(0..names.len())
+            .all(|urls| keys_begin_with_origins(&names.keys, urls, origin_count));
         (empty_first && keys_fit && origin_count <= MAX_TABLE_ORIGINS).then_some(names)
     }
 }
 
-/// URLs checked in one call of `keys_begin_with_origins`.
-const CHECKED_AT_ONCE: usize = 1 << 14;
-
-/// Whether the keys from `first` on (`CHECKED_AT_ONCE` of them at most) each
-/// begin with an origin's id below `origins`. Not inlined, as every check a
-/// restore makes a piece at a time (`PointsInto`).
+/// Whether the keys of `urls` (ids) each begin with an origin's id below
+/// `origins`. Not inlined, as every check a restore makes a piece at a time
+/// (`PointsInto`).
 #[inline(never)]
-fn keys_begin_with_origins(keys: &Interner, first: Sym, origins: usize) -> bool {
-    let end = (first as usize)
-        .saturating_add(CHECKED_AT_ONCE)
-        .min(keys.len());
-    (first..end as Sym).all(|url| {
+fn keys_begin_with_origins(keys: &Interner, urls: Range<usize>, origins: usize) -> bool {
+    urls.map(|url| url as Sym).all(|url| {
         keys.get(url)
             .chars()
             .next()

@@ -391,7 +391,7 @@ fn a_restored_shards_partial_answers_make_its_packed_rows() {
 }
 
 /// A store made by replaying stored batches asks for its snapshot to be
-/// written at once from an eighth of its budget in replayed bytes on (its
+/// written at once from a sixteenth of its budget in replayed bytes on (its
 /// next wake would replay them all again); one that took them as ingest, or
 /// replayed less, does not.
 #[test]
@@ -418,15 +418,15 @@ fn a_long_replay_asks_for_a_snapshot() {
     let mut rebuilt = limited(budget);
     let mut replayed = 0;
     for record in &records {
-        assert_eq!(rebuilt.snapshot_due_after_replay(), replayed >= budget / 8);
+        assert_eq!(rebuilt.snapshot_due_after_replay(), replayed >= budget / 16);
         rebuilt.replay_record(record).unwrap();
         replayed += record.len();
     }
     assert!(
-        replayed >= budget / 8 && rebuilt.snapshot_due_after_replay(),
+        replayed >= budget / 16 && rebuilt.snapshot_due_after_replay(),
         "{replayed} bytes replayed"
     );
-    assert!(records[0].len() < budget / 8, "one batch alone is not due");
+    assert!(records[0].len() < budget / 16, "one batch alone is not due");
 }
 
 /// A full store rebuilt from the records it kept (as the edge worker replays

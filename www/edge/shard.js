@@ -156,20 +156,19 @@ export class ShardObject {
     this.woke.replayedBatches = batches.length;
     this.woke.failedBatches = this.failedBatches;
     this.woke.ms = Date.now() - started;
-    // The next wake would replay these batches again (and workerd evicts an
-    // object soon after a long replay, which is not an event): the core says
-    // when they are worth a snapshot now rather than at the next maintenance.
-    if (this.service.snapshotDueAfterReplay()) this.maintainSoon();
-  }
-
-  /** Maintenance (which writes the snapshot) as soon as the current event ends. */
-  maintainSoon() {
-    this.woke.snapshotDue = true;
-    this.alarmAt = Date.now();
-    this.ctx.storage.setAlarm(this.alarmAt).catch((e) => {
-      this.alarmAt = null; // the next batch arms it again
-      console.error(`log-endpoints: the alarm could not be set: ${e?.message}`);
-    });
+    // The next wake would replay these batches again: when the core says they
+    // are worth it, the snapshot is written now, in this event. (An alarm
+    // would come too late after a long replay: workerd evicts an object that
+    // long without a new event, and the alarm's new instance replays again.)
+    if (this.failedBatches === 0 && this.service.snapshotDueAfterReplay()) {
+      try {
+        this.woke.snapshot = this.writeSnapshot();
+      } catch (e) {
+        // Only time is lost: the next wake replays them again.
+        console.error(`log-endpoints: the snapshot after a replay could not be written: ${e?.message}`);
+        this.woke.snapshot = { written: false, reason: String(e?.message) };
+      }
+    }
   }
 
   /** Keeps `service` as this instance's engine, noted where a later instance finds it. */
