@@ -188,11 +188,11 @@ pub struct LogEndpoints {
     replayed_bytes: usize,
 }
 
-/// A store that replayed at least one byte in this many of its budget's in
-/// stored batches when it was made has its snapshot written at once, not at
-/// the next maintenance: its next wake would replay them all again. On
-/// workerd records replay at about 18 MB/s (a full object's 234 MB in 12.7 s;
-/// `node bench/cold-start.mjs`), so a sixteenth of the 72 MiB budget takes
+/// A store made by replaying stored batches of at least its budget divided
+/// by this has its snapshot written at once, not at the next maintenance:
+/// its next wake would replay them all again. On workerd records replay at
+/// about 18 MB/s (the full object of `node bench/cold-start.mjs` holds 234 MB
+/// of them and replays in 12.7 s), so a sixteenth of the 72 MiB budget takes
 /// about 250 ms, more than writing the full store's snapshot (146 ms).
 const SNAPSHOT_AFTER_REPLAYING_ONE_IN: usize = 16;
 

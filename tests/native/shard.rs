@@ -792,11 +792,14 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
         "the shard filled up after {} deliveries",
         stored.len()
     );
+    let mut due = Vec::new();
     for (at, snapshot) in snapshots.iter().enumerate() {
         let mut rebuilt = LogEndpoints::from_snapshot(snapshot, config()).unwrap();
+        let mut replayed = 0;
         for bytes in &stored[at..] {
             let again = rebuilt.replay_delivery(bytes).unwrap();
             assert_eq!((again.overflow_entries, again.refused.len()), (0, 0));
+            replayed += bytes.len();
         }
         assert_eq!(
             rebuilt.stats().edge_entries,
@@ -804,7 +807,19 @@ fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
             "rebuilt from the snapshot before delivery {}",
             at + 1
         );
+        // Deliveries replayed count toward a snapshot as records do: a
+        // sixteenth of the budget.
+        assert_eq!(
+            rebuilt.snapshot_due_after_replay(),
+            replayed >= 60_000 / 16,
+            "{replayed} bytes replayed"
+        );
+        due.push(rebuilt.snapshot_due_after_replay());
     }
+    assert!(
+        due.contains(&true) && due.contains(&false),
+        "both sides of the threshold: {due:?}"
+    );
 }
 
 /// A busy project leaves its group's shard once it would hold more than half
