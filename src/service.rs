@@ -256,8 +256,8 @@ impl<'a> Call<'a> {
 }
 
 /// Bytes taken at a time while the allocator serves them from memory it
-/// holds free (`reserve_room`): the smallest a column's chunk or a name
-/// text's piece is (a chunk of 8-byte values is 512 KiB).
+/// holds free (`reserve_room`): a chunk of a column of 4-byte values, and the
+/// most a piece of a name's text grows to.
 const ROOM_PIECE: usize = 256 << 10;
 
 /// The engine's memory in 64 KiB pages (wasm); natively 0.

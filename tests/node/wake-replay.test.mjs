@@ -15,53 +15,91 @@ const NOW = Date.parse("2026-11-20T12:00:00Z");
 // A small budget: a sixteenth of it in stored batches is a long replay.
 const bindings = { API_KEYS: "k", INGEST_KEYS: "i", FIXED_NOW_MS: String(NOW), SHARDING: "off", MAX_STORE_BYTES: String(4 << 20) };
 
+/** One object's runtime (SHARDING=off), restarted on the same storage as a deployment is. */
+function runtime(dir) {
+  let mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+  return {
+    async restart() {
+      await mf.dispose();
+      mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+    },
+    dispose: () => mf.dispose(),
+    post: (stream, body) => mf.dispatchFetch(`http://localhost/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": "i" } }),
+    async shard(pathname, init) {
+      const ns = await mf.getDurableObjectNamespace("SHARD");
+      const res = await ns.get(ns.idFromName("logs")).fetch(`https://shard.internal${pathname}`, init);
+      assert.equal(res.status, 200, pathname);
+      return res.json();
+    },
+    maintain() {
+      return this.shard("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+    },
+  };
+}
+
+const tenancy = tenants(30);
+
+/** Eight batches of 1,500 entries, stored and never snapshotted (maintenance is minutes away). */
+async function fill(rt) {
+  let batches = 0;
+  for (let seed = 1; seed <= 4; seed++) {
+    for (const stream of ["edge_logs", "function_edge_logs"]) {
+      const res = await rt.post(stream, ndjson(generate({ stream, count: 1500, endMs: NOW, spanMs: 86400e3, seed, tenancy })));
+      assert.equal(res.status, 200, await res.text());
+      batches++;
+    }
+  }
+  assert.equal(await rt.shard("/test/snapshot"), null);
+  return batches;
+}
+
 test("an object that woke by replaying many stored batches writes its snapshot before it answers", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-"));
-  let mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
-  const shard = async (pathname, init) => {
-    const ns = await mf.getDurableObjectNamespace("SHARD");
-    const res = await ns.get(ns.idFromName("logs")).fetch(`https://shard.internal${pathname}`, init);
-    assert.equal(res.status, 200, pathname);
-    return res.json();
-  };
+  const rt = runtime(dir);
   try {
-    const tenancy = tenants(30);
-    let batches = 0;
-    for (let seed = 1; seed <= 4; seed++) {
-      for (const stream of ["edge_logs", "function_edge_logs"]) {
-        const body = ndjson(generate({ stream, count: 1500, endMs: NOW, spanMs: 86400e3, seed, tenancy }));
-        const res = await mf.dispatchFetch(`http://localhost/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": "i" } });
-        assert.equal(res.status, 200, await res.text());
-        batches++;
-      }
-    }
-    // Stored, never snapshotted: maintenance is minutes away.
-    assert.equal(await shard("/test/snapshot"), null);
-    await mf.dispose();
-    mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+    const batches = await fill(rt);
+    await rt.restart();
     // This request wakes the object, which replays every batch and then
     // writes its snapshot, before it answers.
-    const snapshot = await shard("/test/snapshot");
+    const snapshot = await rt.shard("/test/snapshot");
     assert.notEqual(snapshot, null, `no snapshot after a wake that replayed ${batches} batches`);
     assert.equal(snapshot.lastBatchId, batches);
-    const status = await shard("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+    const status = await rt.maintain();
     assert.deepEqual([status.woke.fromSnapshot, status.woke.replayedBatches, status.woke.snapshot?.written], [false, batches, true], JSON.stringify(status.woke));
     assert.equal(status.snapshot.written, false, "the wake wrote it already");
     // The next wake restores it and replays nothing.
-    await mf.dispose();
-    mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
-    const again = await shard("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+    await rt.restart();
+    const again = await rt.maintain();
     assert.deepEqual([again.woke.fromSnapshot, again.woke.replayedBatches, again.woke.snapshot], [true, 0, undefined], JSON.stringify(again.woke));
     assert.deepEqual([again.edgeEntries, again.functionRows], [status.edgeEntries, status.functionRows]);
     // A short replay is left to maintenance.
     const one = ndjson(generate({ stream: "edge_logs", count: 50, endMs: NOW, spanMs: 3600e3, seed: 99, tenancy }));
-    assert.equal((await mf.dispatchFetch("http://localhost/api/logs/edge_logs", { method: "POST", body: one, headers: { "X-API-KEY": "i" } })).status, 200);
-    await mf.dispose();
-    mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
-    const short = await shard("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+    assert.equal((await rt.post("edge_logs", one)).status, 200);
+    await rt.restart();
+    const short = await rt.maintain();
     assert.deepEqual([short.woke.fromSnapshot, short.woke.replayedBatches, short.woke.snapshot], [true, 1, undefined], JSON.stringify(short.woke));
   } finally {
-    await mf.dispose();
+    await rt.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("a trap while writing that snapshot leaves a fresh engine, replayed again, answering", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-trap-"));
+  const rt = runtime(dir);
+  try {
+    const batches = await fill(rt);
+    assert.deepEqual(await rt.shard("/test/trap-next-snapshot", { method: "POST" }), { armed: true });
+    await rt.restart();
+    assert.equal(await rt.shard("/test/snapshot"), null, "the write trapped: nothing was stored");
+    const status = await rt.maintain();
+    const { woke } = status;
+    assert.deepEqual([woke.fromSnapshot, woke.replayedBatches, woke.snapshot?.written, woke.snapshot?.engineReset], [false, batches, false, true], JSON.stringify(woke));
+    assert.match(woke.snapshot.reason, /simulated/);
+    assert.equal(status.edgeEntries, 6000);
+    assert.equal(status.snapshot.written, true, "maintenance writes it");
+  } finally {
+    await rt.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -9,6 +9,8 @@
 // - a shard's POST /test/damage-text-blocks: flips one byte of each text block in its SQLite;
 // - a shard's GET /test/snapshot: its stored snapshot's row (`{ lastBatchId, bytes }` or null),
 //   read without maintenance (which would write one);
+// - a shard's POST /test/trap-next-snapshot: its next snapshot write traps (a flag kept in
+//   its SQLite, so that it holds for the next instance's wake);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only).
 // The cron acts as of its scheduled time, whatever FIXED_NOW_MS says.
@@ -83,6 +85,11 @@ export class ShardObject extends ProductShard {
       this.failingWrites = Number(url.searchParams.get("times") ?? 1);
       return Response.json({ failingWrites: this.failingWrites });
     }
+    if (url.pathname === "/test/trap-next-snapshot") {
+      this.sql.exec("CREATE TABLE IF NOT EXISTS test_flags (name TEXT PRIMARY KEY)");
+      this.sql.exec("INSERT OR REPLACE INTO test_flags (name) VALUES ('trap-snapshot')");
+      return Response.json({ armed: true });
+    }
     if (url.pathname === "/test/snapshot") {
       const row = this.sql.exec("SELECT last_batch_id AS lastBatchId, bytes FROM snapshot WHERE id = 1").toArray()[0];
       return Response.json(row ?? null);
@@ -106,6 +113,14 @@ export class ShardObject extends ProductShard {
       throw new Error("storage write failed (simulated by /test/fail-storage)");
     }
     return super.store(...args);
+  }
+
+  writeSnapshot() {
+    this.sql.exec("CREATE TABLE IF NOT EXISTS test_flags (name TEXT PRIMARY KEY)");
+    if (this.sql.exec("DELETE FROM test_flags WHERE name = 'trap-snapshot' RETURNING name").toArray().length > 0) {
+      throw new WebAssembly.RuntimeError("unreachable (simulated by /test/trap-next-snapshot)");
+    }
+    return super.writeSnapshot();
   }
 
   async maintain(request) {

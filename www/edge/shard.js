@@ -4,7 +4,8 @@
 // once: the partition and round of the last one applied are stored in the
 // same transaction as its entries), and rebuilds from storage when it wakes
 // or after a wasm trap: from its last snapshot and the batches after it. An
-// alarm writes snapshots, warms its cache and applies retention.
+// alarm writes snapshots, warms its cache and applies retention; a wake that
+// replayed many batches writes its snapshot at once.
 import { engineFault, engineGeneration, isServiceError, keepEngine, LogEndpoints, newEngine, releaseEarlierEngine, resetEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
 import { partsOf, readParts, writeParts } from "./blobs.js";
 import { readBody, requestParts, respond } from "./http.js";
@@ -84,8 +85,11 @@ export class ShardObject {
     }
   }
 
-  /** `rebuild`'s work, which may fail halfway (storage). */
-  load() {
+  /**
+   * `rebuild`'s work, which may fail halfway (storage); `snapshotAfterReplay`:
+   * whether a long replay is followed by a snapshot (not after a trap in one).
+   */
+  load({ snapshotAfterReplay = true } = {}) {
     const started = Date.now();
     releaseEarlierEngine(this.ctx.id.toString(), this);
     this.dropEngine();
@@ -160,13 +164,20 @@ export class ShardObject {
     // are worth it, the snapshot is written now, in this event. (An alarm
     // would come too late after a long replay: workerd evicts an object that
     // long without a new event, and the alarm's new instance replays again.)
-    if (this.failedBatches === 0 && this.service.snapshotDueAfterReplay()) {
+    if (snapshotAfterReplay && this.failedBatches === 0 && this.service.snapshotDueAfterReplay()) {
       try {
         this.woke.snapshot = this.writeSnapshot();
       } catch (e) {
-        // Only time is lost: the next wake replays them again.
+        // A storage error costs only time: the next wake replays them again.
         console.error(`log-endpoints: the snapshot after a replay could not be written: ${e?.message}`);
-        this.woke.snapshot = { written: false, reason: String(e?.message) };
+        const trapped = e instanceof WebAssembly.RuntimeError;
+        if (trapped) {
+          // A trap leaves the engine unusable: a fresh one replays again, without the snapshot.
+          this.service = undefined;
+          resetEngine();
+          this.load({ snapshotAfterReplay: false });
+        }
+        this.woke.snapshot = { written: false, reason: String(e?.message), engineReset: trapped };
       }
     }
   }
