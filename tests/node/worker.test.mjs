@@ -280,7 +280,9 @@ test("a corrupted snapshot is detected, logged and rebuilt from the stored batch
   assert.match(status.woke.snapshotRefused, /checksum/);
   // Every stored delivery replayed: the first batches' and the one after the snapshot.
   assert.ok(status.woke.replayedBatches >= 2, JSON.stringify(status.woke));
-  assert.equal(status.snapshot.written, true, "a fresh snapshot replaces the refused one");
+  // Written by this maintenance, or by the wake itself after a replay of a
+  // sixteenth of the budget or more (snapshotDueAfterReplay).
+  assert.ok(status.snapshot.written || status.woke.snapshot?.written, "a fresh snapshot replaces the refused one");
 });
 
 test("a lowered MAX_BODY_BYTES does not keep stored batches from loading", async () => {
