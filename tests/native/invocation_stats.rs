@@ -251,14 +251,19 @@ fn parameter_errors() {
 
 /// A store of `budget` bytes.
 fn limited(budget: usize) -> log_endpoints::LogEndpoints {
-    log_endpoints::LogEndpoints::new(log_endpoints::Config {
+    log_endpoints::LogEndpoints::new(budget_config(budget))
+}
+
+/// The configuration of `limited`.
+fn budget_config(budget: usize) -> log_endpoints::Config {
+    log_endpoints::Config {
         api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
         limits: log_endpoints::Limits {
             max_store_bytes: budget,
             ..Default::default()
         },
         block_storage: None,
-    })
+    }
 }
 
 /// 2,000 function rows from row `n0` on, 3 in 8 of project "busy" (or, with
@@ -356,16 +361,9 @@ fn a_restored_shards_partial_answers_make_its_packed_rows() {
     for n0 in (0..60_000).step_by(2_000) {
         live.ingest(FN, busy_batch(n0, false).as_bytes()).unwrap();
     }
-    let config = || log_endpoints::Config {
-        api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
-        limits: log_endpoints::Limits {
-            max_store_bytes: budget,
-            ..Default::default()
-        },
-        block_storage: None,
-    };
     let mut restored =
-        log_endpoints::LogEndpoints::from_snapshot(&live.snapshot(), config()).unwrap();
+        log_endpoints::LogEndpoints::from_snapshot(&live.snapshot(), budget_config(budget))
+            .unwrap();
     let unpacked = restored.stats().store_bytes;
     assert!(
         live.stats().store_bytes > unpacked + 100_000,
