@@ -8,7 +8,8 @@
 //! is plain Rust with no JavaScript types; `binding` is the one place where JS
 //! values come in and results and errors go out.
 
-// Basics: time, errors, JSON writing, request parameters and paths, the worker's settings.
+// Basics: the engine's memory, time, errors, JSON writing, request parameters and paths, the worker's settings.
+mod memory;
 pub mod timestamp;
 mod error;
 mod json;
@@ -45,6 +46,10 @@ pub use snapshot::{seal as seal_snapshot_payload, HEADER_BYTES as SNAPSHOT_HEADE
 
 #[cfg(target_arch = "wasm32")]
 pub use binding::JsLogEndpoints;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: memory::Growing = memory::Growing::new();
 
 pub use auth::{ApiKey, Purpose};
 pub use cache::{CacheStatus, QueryAnswer};

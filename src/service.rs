@@ -18,6 +18,7 @@ use crate::ingest::{
     StagedOther, Stream,
 };
 use crate::limits::{Limits, LARGEST_STORE_BYTES};
+use crate::memory::reserve_room;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{
@@ -253,54 +254,6 @@ impl<'a> Call<'a> {
             }
         }
     }
-}
-
-/// Bytes taken at a time while the allocator serves them from memory it
-/// holds free (`reserve_room`): a chunk of a column of 4-byte values, and the
-/// most a piece of a name's text grows to.
-const ROOM_PIECE: usize = 256 << 10;
-
-/// The engine's memory in 64 KiB pages (wasm); natively 0.
-fn memory_pages() -> usize {
-    #[cfg(target_arch = "wasm32")]
-    return core::arch::wasm32::memory_size::<0>();
-    #[cfg(not(target_arch = "wasm32"))]
-    0
-}
-
-/// Takes `bytes` from the allocator and gives them back, so that the
-/// allocations that follow (a restored store: about its snapshot's size) are
-/// carved from memory grown at most twice (by the piece that first needs new
-/// memory, then by the rest). A wasm engine's memory otherwise
-/// grows once per column, and each growth can cost the host a garbage
-/// collection: in Node, restoring a full object's snapshot took 280–480 ms in
-/// a fresh process, and 115–135 ms with this. Memory the allocator holds free
-/// (a store freed before, as an evicted object's engine is) is taken first, a
-/// piece at a time, and only the rest grown, at once: taking it all in one
-/// piece grew the memory by the whole snapshot whenever no free stretch was
-/// that long (`tests/node/snapshot-memory.test.mjs`). Past what memory
-/// allows, nothing more.
-fn reserve_room(bytes: usize) {
-    let mut held = Vec::new();
-    let mut left = bytes;
-    while left > 0 {
-        let pages = memory_pages();
-        let mut piece = Vec::<u8>::new();
-        if piece.try_reserve_exact(left.min(ROOM_PIECE)).is_err() {
-            break;
-        }
-        left = left.saturating_sub(piece.capacity());
-        held.push(piece);
-        if memory_pages() > pages {
-            let mut rest = Vec::<u8>::new();
-            if rest.try_reserve_exact(left).is_ok() {
-                held.push(rest);
-            }
-            break;
-        }
-    }
-    // Not optimised away: an allocation nobody reads may be elided.
-    drop(std::hint::black_box(held));
 }
 
 impl LogEndpoints {

@@ -328,3 +328,27 @@ fn the_largest_budget_packs_busy_projects_as_a_smaller_one() {
     );
     assert_eq!(largest, smaller);
 }
+
+/// The engine's memory grows by 2 MiB steps (src/memory.rs), not by the
+/// 64 KiB pages an allocation lacks: every growth costs the host about the
+/// same, whatever it adds.
+#[wasm_bindgen_test]
+fn memory_grows_in_steps_not_pages() {
+    let pages = || core::arch::wasm32::memory_size::<0>();
+    let (start, mut last, mut growths) = (pages(), pages(), 0);
+    let mut held = Vec::new();
+    // 4 KiB allocations (past what earlier tests left free) until the memory
+    // has grown by 16 MiB (256 pages).
+    while last - start < 256 && held.len() < 1 << 16 {
+        held.push(vec![1u8; 4096]);
+        let now = pages();
+        if now != last {
+            assert!(now - last >= 32, "grew by {} pages", now - last);
+            growths += 1;
+            last = now;
+        }
+    }
+    assert!(last - start >= 256, "the memory did not grow");
+    assert!(growths <= 9, "16 MiB grew the memory {growths} times");
+    drop(std::hint::black_box(held));
+}
