@@ -2,52 +2,82 @@
 // log-endpoints CLI: answer an endpoint over downloaded log files.
 //
 //   npx log-endpoints query <endpoint> --logs edge.ndjson [--logs fns.ndjson.gz]
-//       --param project=abc --param interval=1hr [--now latest|now|ISO|epoch-ms]
+//       --param project=abc --param interval=1hr [--now latest|now|ISO|epoch]
 //       [--stream edge_logs|function_edge_logs] [--format json|csv|table]
 //   npx log-endpoints endpoints
 //
-// Files are JSON arrays, NDJSON or CSV with a header row, optionally gzipped (.gz). The module's
+// Files are JSON arrays, NDJSON or CSV with a header row, optionally gzipped. The module's
 // LogFeed frames them and sends each entry to the function stream when it has
 // function fields, else to the edge stream, unless --stream says otherwise.
-import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { parseArgs as parseNodeArgs } from "node:util";
 import { createGunzip } from "node:zlib";
 import { LogEndpoints, LogFeed } from "./node.js";
 
 const USAGE = `usage:
   log-endpoints query <endpoint> (--logs FILE [--logs FILE ...] | --open SNAPSHOT) --param NAME=VALUE [...]
-                      [--save SNAPSHOT] [--now latest|now|ISO-8601|epoch-ms]
+                      [--save SNAPSHOT] [--now latest|now|ISO-8601|epoch]
                       [--stream edge_logs|function_edge_logs] [--format json|csv|table]
   log-endpoints endpoints [--format json|table]
 
   --save writes what the logs became (a snapshot) so that --open answers later
-  queries without reading the logs again.`;
+  queries without reading the logs again. --now epoch numbers are read by
+  magnitude (s, ms, µs or ns), ISO times without a zone as UTC.`;
 
 const KEY = "cli";
 
+/** A mistake in the command line: a one-line error and a pointer to --help (exit 2). */
 class UsageError extends Error {}
+/** An input that cannot be read (exit 2). */
+class InputError extends Error {}
+
+const OPTIONS = {
+  logs: { type: "string", multiple: true, default: [] },
+  save: { type: "string" },
+  open: { type: "string" },
+  param: { type: "string", multiple: true, default: [] },
+  now: { type: "string", default: "latest" },
+  format: { type: "string", default: "json" },
+  stream: { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+};
+
+/** The option a misspelt one most likely meant (same start, or one edit away). */
+function closestOption(name) {
+  const distance = (a, b) => {
+    const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+    for (let i = 1; i <= a.length; i++) {
+      let diagonal = row[0];
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const above = row[j];
+        row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+        diagonal = above;
+      }
+    }
+    return row[b.length];
+  };
+  const bare = name.replace(/^-+/, "").split("=")[0];
+  return Object.keys(OPTIONS).find((o) => o.startsWith(bare) || bare.startsWith(o) || distance(o, bare) <= 2);
+}
+
+const plural = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 
 function parseArgs(argv) {
   let parsed;
   try {
-    parsed = parseNodeArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        logs: { type: "string", multiple: true, default: [] },
-        save: { type: "string" },
-        open: { type: "string" },
-        param: { type: "string", multiple: true, default: [] },
-        now: { type: "string", default: "latest" },
-        format: { type: "string", default: "json" },
-        stream: { type: "string" },
-        help: { type: "boolean", short: "h", default: false },
-      },
-    });
+    parsed = parseNodeArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   } catch (e) {
+    const unknown = e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && /'(-[^']*)'/.exec(e.message);
+    if (unknown) {
+      const meant = closestOption(unknown[1]);
+      throw new UsageError(`unknown option ${unknown[1]}${meant ? ` (did you mean --${meant}?)` : ""}`);
+    }
     throw new UsageError(e.message.split("\n")[0]);
   }
   const { values, positionals } = parsed;
+  if (positionals.length > 2) throw new UsageError(`unexpected argument "${positionals[2]}"`);
   const params = new URLSearchParams();
   for (const pair of values.param) {
     const eq = pair.indexOf("=");
@@ -78,16 +108,37 @@ function progressReporter(label, totalBytes) {
   };
 }
 
+/** Whether a file begins with gzip's magic bytes (whatever its name). */
+function isGzip(file) {
+  const fd = openSync(file, "r");
+  try {
+    const head = Buffer.alloc(2);
+    return readSync(fd, head, 0, 2, 0) === 2 && head[0] === 0x1f && head[1] === 0x8b;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why a file cannot be read, in words (no errno names). */
+function unreadable(file, e) {
+  const why = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a directory" }[e.code] ?? e.message;
+  return new InputError(`cannot read ${file}: ${why}`);
+}
+
 /** Streams one file into the service through the module's LogFeed; adds to `totals`. */
 async function ingestFile(svc, file, forcedStream, totals) {
   let size;
+  let gzip;
   try {
-    size = statSync(file).size;
+    const stat = statSync(file);
+    if (stat.isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
+    size = stat.size;
+    gzip = file.endsWith(".gz") || isGzip(file);
   } catch (e) {
-    throw new UsageError(`cannot read ${file}: ${e.code === "ENOENT" ? "no such file" : e.message}`);
+    throw unreadable(file, e);
   }
   let input = createReadStream(file);
-  if (file.endsWith(".gz")) input = input.pipe(createGunzip());
+  if (gzip) input = input.pipe(createGunzip());
   const progress = progressReporter(file, size);
   let feed;
   let bytesRead = 0;
@@ -103,9 +154,9 @@ async function ingestFile(svc, file, forcedStream, totals) {
     totals.rejected += done.rejectedTotal;
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
   } catch (e) {
-    if (e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR") throw new UsageError(`${file} is not valid gzip`);
+    if (e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR") throw new InputError(`${file} is not valid gzip`);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.
-    if (typeof e.status === "number") throw new UsageError(e.message);
+    if (typeof e.status === "number") throw new InputError(e.message);
     throw e;
   } finally {
     feed?.free();
@@ -128,13 +179,15 @@ function describeEndpoints(endpoints) {
   return lines.join("\n");
 }
 
+/** --now in epoch ms: `latest`, `now`, or a time read as query parameters read one (the module's rule). */
 function resolveNow(svc, now) {
   if (now === "latest") return svc.newestTimestamp() ?? Date.now();
   if (now === "now") return Date.now();
-  if (/^\d+(\.\d+)?$/.test(now)) return Number(now);
-  const parsed = Date.parse(now);
-  if (Number.isNaN(parsed)) throw new UsageError(`--now must be latest, now, an ISO 8601 time or epoch milliseconds, not "${now}"`);
-  return parsed;
+  try {
+    return LogEndpoints.parseTime(now);
+  } catch {
+    throw new UsageError(`--now must be latest, now, an ISO 8601 time or an epoch number (s, ms, µs or ns), not "${now}"`);
+  }
 }
 
 function cell(value) {
@@ -171,7 +224,7 @@ function toTable(rows) {
   const numeric = columns.map((c) => rows.every((r) => typeof r[c] === "number" || r[c] === null) && c !== "timestamp");
   const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i].length)));
   const line = (values) => values.map((v, i) => (numeric[i] ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join("  ").trimEnd();
-  return [line(columns), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n") + `\n(${rows.length} rows)\n`;
+  return [line(columns), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n") + `\n(${plural(rows.length, "row", "rows")})\n`;
 }
 
 async function main(argv) {
@@ -182,6 +235,7 @@ async function main(argv) {
     return options.help ? 0 : 2;
   }
   if (command === "endpoints") {
+    if (options.format === "csv") throw new UsageError("endpoints --format takes json or table");
     const endpoints = new LogEndpoints({}).endpoints();
     process.stdout.write(options.format === "json" ? JSON.stringify(endpoints, null, 2) + "\n" : describeEndpoints(endpoints));
     return 0;
@@ -189,19 +243,43 @@ async function main(argv) {
   if (command !== "query") throw new UsageError(`unknown command "${command}"`);
   if (!endpoint) throw new UsageError("query needs an endpoint name or UUID");
   if (options.logs.length === 0 && !options.open) throw new UsageError("query needs at least one --logs FILE, or --open SNAPSHOT");
+  const nowFixed = options.now === "latest" ? undefined : resolveNow(undefined, options.now);
+  for (const file of [...options.logs, ...(options.open ? [options.open] : [])]) {
+    try {
+      if (statSync(file).isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
+    } catch (e) {
+      throw unreadable(file, e);
+    }
+  }
+  if (options.save) {
+    const folder = dirname(resolve(options.save));
+    let isFolder = false;
+    try {
+      isFolder = statSync(folder).isDirectory();
+    } catch {}
+    if (!isFolder) throw new InputError(`cannot write ${options.save}: no folder ${folder}`);
+  }
   const svcOptions = { apiKeys: [KEY], limits: { maxBatchBytes: 64 << 20 } };
+  // The endpoint and its parameters are checked before any log is read: a
+  // typo costs nothing, however large the logs.
+  const probe = new LogEndpoints(svcOptions);
+  try {
+    probe.query(endpoint, options.params, KEY);
+  } finally {
+    probe.free();
+  }
   let svc;
   if (options.open) {
     let bytes;
     try {
       bytes = readFileSync(options.open);
     } catch (e) {
-      throw new UsageError(`cannot read ${options.open}: ${e.code === "ENOENT" ? "no such file" : e.message}`);
+      throw unreadable(options.open, e);
     }
     try {
       svc = LogEndpoints.fromSnapshot(bytes, svcOptions);
     } catch (e) {
-      throw new UsageError(`${options.open}: ${e.message}`);
+      throw new InputError(`${options.open}: ${e.message}`);
     }
   } else {
     svc = new LogEndpoints(svcOptions);
@@ -209,34 +287,44 @@ async function main(argv) {
   const totals = { accepted: 0, rejected: 0, reasons: [] };
   for (const file of options.logs) await ingestFile(svc, file, options.stream, totals);
   if (totals.rejected > 0) {
-    process.stderr.write(`warning: ${totals.rejected} entries rejected, e.g. ${totals.reasons.join("; ")}\n`);
+    process.stderr.write(`warning: ${plural(totals.rejected, "entry", "entries")} rejected, e.g. ${totals.reasons.join("; ")}\n`);
   }
-  if (totals.accepted === 0 && !options.open) throw new UsageError(`no log entries could be read from ${options.logs.join(", ")}`);
+  if (totals.accepted === 0 && !options.open) throw new InputError(`no log entries could be read from ${options.logs.join(", ")}`);
   if (options.save) {
-    writeFileSync(options.save, svc.snapshot());
+    try {
+      writeFileSync(options.save, svc.snapshot());
+    } catch (e) {
+      throw new InputError(`cannot write ${options.save}: ${e.code === "EACCES" ? "permission denied" : e.message}`);
+    }
     process.stderr.write(`saved ${options.save} (open it with --open ${options.save})\n`);
   }
-  const nowMs = resolveNow(svc, options.now);
+  const nowMs = nowFixed ?? resolveNow(svc, options.now);
   svc.setNow(nowMs);
   if (options.now === "latest") process.stderr.write(`now = ${new Date(nowMs).toISOString()} (the newest entry; --now changes it)\n`);
-  const { result } = svc.query(endpoint, options.params, KEY);
+  const { body, warning } = svc.queryRaw(endpoint, options.params, KEY);
+  if (warning) process.stderr.write(`warning: ${warning}\n`);
+  const { result } = JSON.parse(body);
   const out = options.format === "csv" ? toCsv(result) : options.format === "table" ? toTable(result) : JSON.stringify({ result }, null, 2) + "\n";
   process.stdout.write(out);
   return 0;
 }
 
+// The exit code is set, not forced: process.exit() would end the process
+// before a pipe had taken all of stdout (answers past 64 KiB were cut).
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    process.exitCode = code;
+  },
   (e) => {
     if (e instanceof UsageError) {
-      process.stderr.write(`error: ${e.message}\n${USAGE}\n`);
-      process.exit(2);
-    }
-    if (e && typeof e.status === "number") {
+      process.stderr.write(`error: ${e.message} (log-endpoints --help shows the usage)\n`);
+      process.exitCode = 2;
+    } else if (e instanceof InputError) {
       process.stderr.write(`error: ${e.message}\n`);
-      process.exit(1);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`error: ${e && e.message ? e.message : e}\n`);
+      process.exitCode = 1;
     }
-    process.stderr.write(`error: ${e && e.message ? e.message : e}\n`);
-    process.exit(1);
   },
 );

@@ -32,6 +32,8 @@ export declare class LogEndpoints {
   /** Throws (401/403) unless `apiKey` is one of `ingestKeys`. */
   authorizeIngest(apiKey?: string | null): void;
   query(endpoint: EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
+  /** Parameters as a query string or `URLSearchParams` are not checked by the compiler; the rows are typed. */
+  query<E extends EndpointName>(endpoint: E, params: URLSearchParams | string, apiKey?: string): { result: EndpointRows[E][] };
   // Last, so a mistake in a typed call is reported against this overload.
   query<E extends EndpointName>(endpoint: E, params: EndpointParams[E], apiKey?: string): { result: EndpointRows[E][] };
   queryRaw(endpoint: EndpointName | EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string | object, apiKey?: string): QueryAnswer;
@@ -41,6 +43,8 @@ export declare class LogEndpoints {
   static route(path: string, method?: string): RouteInfo;
   /** Whether bytes begin as a snapshot does (a saved analysis rather than a log file). */
   static isSnapshot(bytes: Uint8Array): boolean;
+  /** Epoch ms of a time as query parameters read one: ISO 8601 (no zone is UTC) or a number whose magnitude says its unit (s, ms, µs, ns); throws 400 naming `time`. */
+  static parseTime(text: string): number;
   endpoints(): EndpointInfo[];
   warmCache(): WarmReport;
   clearCache(): void;

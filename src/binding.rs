@@ -213,6 +213,82 @@ fn options_from<T: serde::de::DeserializeOwned + Default>(
     })
 }
 
+/// The field names `T`'s derived `Deserialize` reads (its JS names, after
+/// `rename_all`): a struct names them when it asks to be deserialized, and
+/// this deserializer answers with them.
+fn field_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    #[derive(Debug)]
+    struct Fields(&'static [&'static str]);
+    impl std::fmt::Display for Fields {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("field names")
+        }
+    }
+    impl std::error::Error for Fields {}
+    impl serde::de::Error for Fields {
+        fn custom<M: std::fmt::Display>(_: M) -> Fields {
+            Fields(&[])
+        }
+    }
+    struct AskForFields;
+    impl<'de> serde::Deserializer<'de> for AskForFields {
+        type Error = Fields;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Fields> {
+            Err(Fields(&[]))
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Fields> {
+            Err(Fields(fields))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+    match T::deserialize(AskForFields) {
+        Err(Fields(fields)) => fields,
+        Ok(_) => &[],
+    }
+}
+
+/// Refuses an options object with a key `T` does not read (nor `also`): a
+/// misspelt option (`apikeys`) would otherwise be ignored, and every call
+/// then fail for another reason. serde-wasm-bindgen reads a struct's fields
+/// by name, so `deny_unknown_fields` never sees the others.
+fn refuse_unknown_options<'de, T: Deserialize<'de>>(
+    value: &JsValue,
+    also: &[&str],
+    what: &str,
+) -> Result<(), Error> {
+    let Some(object) = value.dyn_ref::<Object>().filter(|_| is_plain_object(value)) else {
+        return Ok(());
+    };
+    let known = field_names::<T>();
+    let unknown = Object::keys(object)
+        .iter()
+        .filter_map(|key| key.as_string())
+        .find(|key| !known.contains(&key.as_str()) && !also.contains(&key.as_str()));
+    match unknown {
+        Some(key) => Err(Error::InvalidConfig {
+            reason: format!(
+                "unknown {what} `{key}` (known: {})",
+                known
+                    .iter()
+                    .chain(also)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// What another object sent back cannot be read: a fault between objects.
 fn bad_answer(what: &'static str) -> impl FnOnce(String) -> Error {
     move |e| Error::BadShardAnswer {
@@ -245,6 +321,19 @@ struct Options {
 
 /// The service's config and fixed clock from JS options.
 fn config_of(options: JsValue) -> Result<(Config, Option<f64>), Error> {
+    refuse_unknown_options::<Options>(&options, &["blockStorage"], "option")?;
+    if options.is_object() {
+        let limits = Reflect::get(&options, &"limits".into()).unwrap_or(JsValue::UNDEFINED);
+        refuse_unknown_options::<Limits>(&limits, &[], "limit")?;
+        for keys in ["apiKeys", "ingestKeys"] {
+            let value = Reflect::get(&options, &keys.into()).unwrap_or(JsValue::UNDEFINED);
+            if !value.is_undefined() && !Array::is_array(&value) {
+                return Err(Error::InvalidConfig {
+                    reason: format!("{keys} must be an array of keys (expected {OPTIONS_SHAPE})"),
+                });
+            }
+        }
+    }
     let block_storage = JsBlockStorage::of(&options)?;
     let options: Options = options_from(options, OPTIONS_SHAPE)?;
     let fixed_now_ms = options.now;
@@ -365,6 +454,23 @@ fn batch_bytes(batch: &JsValue) -> Result<Vec<u8>, Error> {
         reason: "a batch must be an array of entries, a JSON or NDJSON string, or a Uint8Array"
             .into(),
     })
+}
+
+/// A string argument of the JS API (an endpoint, a stream, a path, a key):
+/// anything else is a 400 naming it. Taken as a `JsValue`: wasm-bindgen's own
+/// string conversion reads a number's missing length and traps the engine.
+fn text_arg(value: &JsValue, name: &str) -> Result<String, Error> {
+    value
+        .as_string()
+        .ok_or_else(|| Error::invalid(name, "must be a string"))
+}
+
+/// `text_arg` for an argument that may be left out (`undefined` or `null`).
+fn optional_text_arg(value: &JsValue, name: &str) -> Result<Option<String>, Error> {
+    match value.is_undefined() || value.is_null() {
+        true => Ok(None),
+        false => text_arg(value, name).map(Some),
+    }
 }
 
 fn param_value(name: &str, value: &JsValue) -> Result<Option<String>, Error> {
@@ -570,6 +676,17 @@ impl JsLogEndpoints {
         })
     }
 
+    /// `parseTime(text)` → epoch ms of a time read as query parameters read
+    /// one: ISO 8601 (no zone is UTC) or a number whose magnitude says its
+    /// unit (s, ms, µs, ns). Throws 400 naming `time` for anything else.
+    #[wasm_bindgen(js_name = parseTime)]
+    pub fn parse_time(text: JsValue) -> Result<f64, JsValue> {
+        let text = text_arg(&text, "time")?;
+        let us =
+            crate::timestamp::parse_iso(&text).map_err(|reason| Error::invalid("time", reason))?;
+        Ok(us as f64 / 1000.0)
+    }
+
     /// Whether bytes begin as a snapshot does (to tell a saved analysis from a log file).
     #[wasm_bindgen(js_name = isSnapshot)]
     pub fn is_snapshot(bytes: &[u8]) -> bool {
@@ -611,14 +728,23 @@ impl JsLogEndpoints {
 
     /// Sets (a number, epoch ms) or clears (`null`) the fixed clock.
     #[wasm_bindgen(js_name = setNow)]
-    pub fn set_now(&mut self, now_ms: Option<f64>) {
-        self.fixed_now_ms = now_ms;
+    pub fn set_now(&mut self, now_ms: JsValue) -> Result<(), JsValue> {
+        self.fixed_now_ms = match now_ms.as_f64() {
+            Some(ms) if ms.is_finite() => Some(ms),
+            _ if now_ms.is_undefined() || now_ms.is_null() => None,
+            _ => Err(Error::invalid(
+                "nowMs",
+                "must be a number (epoch ms) or null",
+            ))?,
+        };
+        Ok(())
     }
 
     /// `ingest(stream, batch)` → `{ accepted, rejected: [{ index, reason }], rejectedTotal, newestTimestamp }`.
-    pub fn ingest(&mut self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
+    pub fn ingest(&mut self, stream: JsValue, batch: JsValue) -> Result<JsValue, JsValue> {
+        let stream = text_arg(&stream, "stream")?;
         let bytes = batch_bytes(&batch)?;
-        let report = self.inner.borrow_mut().ingest(stream, &bytes)?;
+        let report = self.inner.borrow_mut().ingest(&stream, &bytes)?;
         to_js(&report)
     }
 
@@ -869,7 +995,8 @@ impl JsLogEndpoints {
     /// Throws (401 or 403) unless `apiKey` is one of the `ingestKeys`: hosts that
     /// take batches over a network call it before reading the body.
     #[wasm_bindgen(js_name = authorizeIngest)]
-    pub fn authorize_ingest(&self, api_key: Option<String>) -> Result<(), JsValue> {
+    pub fn authorize_ingest(&self, api_key: JsValue) -> Result<(), JsValue> {
+        let api_key = optional_text_arg(&api_key, "apiKey")?;
         Ok(self.inner.borrow().authorize_ingest(api_key.as_deref())?)
     }
 
@@ -889,11 +1016,11 @@ impl JsLogEndpoints {
     /// `query(endpointNameOrUuid, params, apiKey)` → `{ result: [...] }`.
     pub fn query(
         &mut self,
-        endpoint: &str,
+        endpoint: JsValue,
         params: JsValue,
-        api_key: Option<String>,
+        api_key: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let raw = self.run(endpoint, &params, api_key.as_deref())?;
+        let raw = self.run(&endpoint, &params, &api_key)?;
         JSON::parse(&raw.body)
     }
 
@@ -902,11 +1029,11 @@ impl JsLogEndpoints {
     #[wasm_bindgen(js_name = queryRaw)]
     pub fn query_raw(
         &mut self,
-        endpoint: &str,
+        endpoint: JsValue,
         params: JsValue,
-        api_key: Option<String>,
+        api_key: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let out = self.run(endpoint, &params, api_key.as_deref())?;
+        let out = self.run(&endpoint, &params, &api_key)?;
         to_js(&out)
     }
 
@@ -915,16 +1042,18 @@ impl JsLogEndpoints {
     #[wasm_bindgen(js_name = queryPath)]
     pub fn query_path(
         &mut self,
-        path: &str,
+        path: JsValue,
         params: JsValue,
-        api_key: Option<String>,
+        api_key: JsValue,
     ) -> Result<JsValue, JsValue> {
+        let path = text_arg(&path, "path")?;
+        let api_key = optional_text_arg(&api_key, "apiKey")?;
         let now = self.now_micros();
         let params = params_from(&params)?;
         let out = self
             .inner
             .borrow_mut()
-            .query_path(path, &params, api_key.as_deref(), now)?;
+            .query_path(&path, &params, api_key.as_deref(), now)?;
         to_js(&out)
     }
 
@@ -962,9 +1091,9 @@ impl JsLogEndpoints {
     /// What a request path is: `{ kind: "query" | "management" | "ingest" |
     /// "health", methods }`; throws 404 for any other path, and 405 when
     /// `method` is given and the route does not take it (OPTIONS it always takes).
-    pub fn route(path: &str, method: Option<String>) -> Result<JsValue, JsValue> {
-        let route = Route::parse(path)?;
-        if let Some(method) = method {
+    pub fn route(path: JsValue, method: JsValue) -> Result<JsValue, JsValue> {
+        let route = Route::parse(&text_arg(&path, "path")?)?;
+        if let Some(method) = optional_text_arg(&method, "method")? {
             route.check_method(&method)?;
         }
         let kind = match &route {
@@ -981,15 +1110,17 @@ impl JsLogEndpoints {
 
     fn run(
         &mut self,
-        endpoint: &str,
+        endpoint: &JsValue,
         params: &JsValue,
-        api_key: Option<&str>,
+        api_key: &JsValue,
     ) -> Result<QueryAnswer, Error> {
+        let endpoint = text_arg(endpoint, "endpoint")?;
+        let api_key = optional_text_arg(api_key, "apiKey")?;
         let now = self.now_micros();
         let params = params_from(params)?;
         self.inner
             .borrow_mut()
-            .query(endpoint, &params, api_key, now)
+            .query(&endpoint, &params, api_key.as_deref(), now)
     }
 
     /// `endpoints()` → each endpoint's name, id, settings and described parameters.
@@ -1303,6 +1434,7 @@ pub struct JsLogFeed {
 impl JsLogFeed {
     #[wasm_bindgen(constructor)]
     pub fn new(service: &JsLogEndpoints, options: JsValue) -> Result<JsLogFeed, JsValue> {
+        refuse_unknown_options::<FeedOptions>(&options, &[], "LogFeed option")?;
         let options: FeedOptions = options_from(options, "{ stream?, source?, batchBytes? }")?;
         let feed = LogFeed::new(
             options.stream.as_deref(),

@@ -64,7 +64,7 @@ errors! {
         "a required parameter is absent or empty";
     /// A parameter is present but its value cannot be used.
     InvalidParameter { name: String, reason: String } => 400, "invalid_parameter",
-        "malformed timestamp, invalid or too large regex, unknown `usage.api-counts` or `functions.combined-stats` interval, a Management API `logs.all` range over 24 hours, a value over 4096 bytes, a non-string value, a bad POST body";
+        "malformed timestamp, invalid or too large regex, unknown `usage.api-counts` or `functions.combined-stats` interval, a Management API `logs.all` range over 24 hours, a value over 4096 bytes, a non-string value, a bad POST body, a JS argument of the wrong type (a number as the endpoint, stream, path or key)";
     /// No API key was supplied.
     MissingApiKey => 401, "missing_api_key",
         "no key in `X-API-KEY`, `Authorization: Bearer` or `api_key`; checked before anything else, so nothing is revealed to a bad key";
@@ -100,7 +100,7 @@ errors! {
         "bytes handed to `fromSnapshot` that are not a whole snapshot this build reads";
     /// Invalid service configuration (constructor options).
     InvalidConfig { reason: String } => 400, "invalid_config",
-        "constructor options that cannot be used (an empty key, an unknown endpoint in a restriction)";
+        "constructor options that cannot be used (an empty key, an unknown endpoint in a restriction, a misspelt option or limit)";
     /// The batch exceeds a configured size limit.
     BatchTooLarge { reason: String } => 413, "payload_too_large",
         "a body or batch over its size or entry limit, or bigger than the store's whole budget";

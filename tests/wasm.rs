@@ -51,14 +51,11 @@ impl Driver for Wasm {
     }
 
     fn ingest(&mut self, stream: &str, batch: &str) -> Value {
-        rust(&self.0.ingest(stream, batch.into()).unwrap())
+        rust(&self.0.ingest(stream.into(), batch.into()).unwrap())
     }
 
     fn query(&mut self, endpoint: &str, params: &Value, api_key: Option<&str>) -> Outcome {
-        match self
-            .0
-            .query(endpoint, js(params), api_key.map(str::to_owned))
-        {
+        match self.0.query(endpoint.into(), js(params), api_key.into()) {
             Ok(body) => Outcome::Rows(rust(&body)),
             Err(e) => {
                 let (status, code, message) = error_parts(&e);
@@ -93,9 +90,9 @@ fn entry(id: &str) -> Value {
 fn logs_ids(svc: &mut JsLogEndpoints) -> Vec<String> {
     let body = rust(
         &svc.query(
-            "logs.all",
+            "logs.all".into(),
             "project=p&project_tier=FREE".into(),
-            Some("k".into()),
+            "k".into(),
         )
         .unwrap(),
     );
@@ -117,7 +114,7 @@ fn every_batch_encoding() {
     let json_bytes: JsValue =
         Uint8Array::from(json!([entry("bytes-json")]).to_string().as_bytes()).into();
     for batch in [array, json_text, ndjson, bytes, json_bytes] {
-        let report = rust(&svc.ingest("edge_logs", batch).unwrap());
+        let report = rust(&svc.ingest("edge_logs".into(), batch).unwrap());
         assert_eq!(report["rejected"], json!([]));
     }
     let mut ids = logs_ids(&mut svc);
@@ -134,29 +131,32 @@ fn every_batch_encoding() {
         ]
     );
 
-    let e = svc.ingest("edge_logs", JsValue::from(5)).unwrap_err();
+    let e = svc
+        .ingest("edge_logs".into(), JsValue::from(5))
+        .unwrap_err();
     assert_eq!(error_parts(&e).0, 400);
-    let e = svc.ingest("nginx", "[]".into()).unwrap_err();
+    let e = svc.ingest("nginx".into(), "[]".into()).unwrap_err();
     assert_eq!(error_parts(&e).1, "unknown_stream");
 }
 
 #[wasm_bindgen_test]
 fn every_parameter_form() {
     let mut svc = service();
-    svc.ingest("edge_logs", js(&json!([entry("a")]))).unwrap();
+    svc.ingest("edge_logs".into(), js(&json!([entry("a")])))
+        .unwrap();
     let object = js(&json!({"project": "p", "project_tier": "FREE"}));
     let search_params: JsValue =
         js_sys::eval("new URLSearchParams('project=p&project_tier=FREE')").unwrap();
     let query_string: JsValue = "?project=p&project_tier=FREE".into();
     for params in [object, search_params, query_string] {
-        let body = rust(&svc.query("logs.all", params, Some("k".into())).unwrap());
+        let body = rust(&svc.query("logs.all".into(), params, "k".into()).unwrap());
         assert_eq!(body["result"][0]["id"], json!("a"));
     }
     let e = svc
         .query(
-            "logs.all",
+            "logs.all".into(),
             js(&json!({"project": ["p"], "project_tier": "FREE"})),
-            Some("k".into()),
+            "k".into(),
         )
         .unwrap_err();
     let (status, code, message) = error_parts(&e);
@@ -196,9 +196,9 @@ fn every_error_status() {
     ];
     let e = svc
         .query(
-            "functions.invocation-stats",
+            "functions.invocation-stats".into(),
             js(&json!({"project": "p"})),
-            Some("k".into()),
+            "k".into(),
         )
         .unwrap_err();
     let parameter = Reflect::get(&e, &"parameter".into()).unwrap();
@@ -208,9 +208,7 @@ fn every_error_status() {
         "the error names its parameter"
     );
     for (endpoint, params, key, status, code) in cases {
-        let e = svc
-            .query(endpoint, params, key.map(str::to_owned))
-            .unwrap_err();
+        let e = svc.query(endpoint.into(), params, key.into()).unwrap_err();
         let (got_status, got_code, _) = error_parts(&e);
         assert_eq!(
             (got_status, got_code.as_str()),
@@ -223,7 +221,7 @@ fn every_error_status() {
     ));
     let e = restricted
         .unwrap()
-        .query("logs.all", ok, Some("r".into()))
+        .query("logs.all".into(), ok, "r".into())
         .unwrap_err();
     assert_eq!(error_parts(&e).0, 403);
     let small = JsLogEndpoints::new(js(
@@ -231,7 +229,7 @@ fn every_error_status() {
     ));
     let e = small
         .unwrap()
-        .ingest("edge_logs", "[                ]".into())
+        .ingest("edge_logs".into(), "[                ]".into())
         .unwrap_err();
     assert_eq!(error_parts(&e).0, 413);
     let e = JsLogEndpoints::new(js(&json!({"apiKeys": [7]})))
@@ -245,16 +243,16 @@ fn cache_status_and_clock() {
     let mut svc = service();
     let params = || js(&json!({"project": "p", "interval": "1hr"}));
     let first = rust(
-        &svc.query_raw("functions.invocation-stats", params(), Some("k".into()))
+        &svc.query_raw("functions.invocation-stats".into(), params(), "k".into())
             .unwrap(),
     );
     assert_eq!(
         (first["cache"].as_str(), first["maxAge"].as_u64()),
         (Some("MISS"), Some(900))
     );
-    svc.set_now(Some(NOW_MS + 60_000.0));
+    svc.set_now((NOW_MS + 60_000.0).into()).unwrap();
     let second = rust(
-        &svc.query_raw("functions.invocation-stats", params(), Some("k".into()))
+        &svc.query_raw("functions.invocation-stats".into(), params(), "k".into())
             .unwrap(),
     );
     assert_eq!(
@@ -264,9 +262,9 @@ fn cache_status_and_clock() {
     assert_eq!(second["body"], first["body"]);
     let logs = rust(
         &svc.query_raw(
-            "logs.all",
+            "logs.all".into(),
             js(&json!({"project": "p", "project_tier": "FREE"})),
-            Some("k".into()),
+            "k".into(),
         )
         .unwrap(),
     );
@@ -310,7 +308,7 @@ fn the_largest_budget_packs_busy_projects_as_a_smaller_one() {
     let store_bytes = |budget: f64, spread: bool| {
         let mut svc = with_budget(budget);
         let report = rust(
-            &svc.ingest("function_edge_logs", rows(spread).into())
+            &svc.ingest("function_edge_logs".into(), rows(spread).into())
                 .unwrap(),
         );
         assert_eq!(report["accepted"], 48_000);

@@ -161,6 +161,10 @@ const p95: number | null | undefined = stats.result[0]?.p95_execution_time;
 const counts = svc.query("usage.api-counts", { project: "p", interval: "hourly" }, "k");
 const rest: number | undefined = counts.result[0]?.total_rest_requests;
 const byId = svc.query("7d3b1c2e-0000-5000-8000-000000000000", "project=p", "k");
+const fromString = svc.query("usage.api-counts", "project=p&interval=hourly", "k").result[0]?.total_auth_requests;
+const fromSearch = svc.query("logs.all", new URLSearchParams({ project: "p" }), "k").result[0]?.id;
+const at: number = LogEndpoints.parseTime("2026-11-20T12:00:00");
+void fromString; void fromSearch; void at;
 try { svc.query("logs.all", { project: "p", project_tier: "FREE" }); } catch (e) { const err = e as LogEndpointsError; const s: number = err.status; const c: string = err.code; void s; void c; }
 void accepted; void id; void p95; void rest; void byId;
 `,
@@ -207,7 +211,8 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     assert.equal(lines.length, EXPECTED[i].result.length + 1);
     const table = cli("query", name, "--logs", "edge.ndjson", "--logs", "functions.json.gz", ...paramArgs, "--now", String(NOW), "--format", "table");
     assert.equal(table.status, 0, table.stderr);
-    assert.match(table.stdout, new RegExp(`\\(${EXPECTED[i].result.length} rows\\)`));
+    const count = EXPECTED[i].result.length;
+    assert.match(table.stdout, new RegExp(`\\(${count} ${count === 1 ? "row" : "rows"}\\)`));
     // For people: ISO times, fractions rounded to 2 places; JSON keeps them exact.
     if (name !== "usage.api-counts") assert.match(table.stdout, /(^|\s)20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z\s/);
     if (name !== "logs.all") assert.doesNotMatch(table.stdout, /\b\d{16}\b|\.\d{3,}\b/, "no µs integers, no long fractions");
@@ -250,6 +255,26 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   }
   writeFileSync(path.join(dir, "not.snapshot"), "[]");
 
+  // An answer past a pipe's 64 KiB arrives whole (process.exit() cut it).
+  const whole = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");
+  assert.ok(whole.stdout.length > 65536, `${whole.stdout.length} bytes`);
+  const cliPath = path.join(dir, "node_modules/.bin/log-endpoints");
+  for (let run = 0; run < 3; run++) {
+    const piped = spawnSync("sh", ["-c", `"${cliPath}" query logs.all --logs edge.ndjson --param project=${project} --param project_tier=FREE 2>/dev/null | wc -c`], { cwd: dir, encoding: "utf8" });
+    assert.equal(Number(piped.stdout.trim()), Buffer.byteLength(whole.stdout), `piped run ${run}`);
+  }
+  // Gzip is told by its bytes, not its name; --now reads epoch numbers by
+  // magnitude and ISO times without a zone as UTC, whatever the machine's zone.
+  writeFileSync(path.join(dir, "functions-gzipped.json"), gzipSync(JSON.stringify(fns)));
+  const byNow = (now, env = {}) => {
+    const run = spawnSync(cliPath, ["query", QUERIES[0][0], "--logs", "functions-gzipped.json", ...Object.entries(QUERIES[0][1]).flatMap(([k, v]) => ["--param", `${k}=${v}`]), "--now", now], { cwd: dir, encoding: "utf8", env: { ...process.env, ...env } });
+    assert.equal(run.status, 0, `--now ${now}: ${run.stderr}`);
+    return JSON.parse(run.stdout);
+  };
+  assert.deepEqual(byNow(String(NOW)), EXPECTED[0]);
+  assert.deepEqual(byNow(String(NOW / 1000)), EXPECTED[0]);
+  assert.deepEqual(byNow(new Date(NOW).toISOString().slice(0, 19), { TZ: "America/New_York" }), EXPECTED[0]);
+
   writeFileSync(path.join(dir, "broken.json"), "[{\"id\": 1,");
   for (const [args, pattern, code] of [
     [["query", "logs.all", "--logs", "broken.json", "--param", "project=p", "--param", "project_tier=FREE"], /^error: broken\.json is not a valid JSON array/, 2],
@@ -257,10 +282,16 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     [["query", "logs.all", "--logs", "edge.ndjson", "--param", "project_tier=FREE"], /^error: missing required parameter `project`$/m, 1],
     [["query", "logs.all", "--logs", "edge.ndjson", "--format", "xml"], /^error: --format must be json, csv or table/, 2],
     [["query", "logs.all", "--open", "not.snapshot", "--param", "project=p"], /^error: not\.snapshot: invalid snapshot: too short to be a snapshot/, 2],
+    [["query", "logs.all", "--logs", ".", "--param", "project=p"], /^error: cannot read \.: it is a directory\n$/, 2],
+    [["query", "logs.all", "--log", "edge.ndjson", "--param", "project=p"], /^error: unknown option --log \(did you mean --logs\?\)/, 2],
+    [["query", "logs.all", "--logs", "edge.ndjson", "--save", "no/such/folder/x.snapshot", "--param", "project=p"], /^error: cannot write no\/such\/folder\/x\.snapshot: no folder /, 2],
+    // Checked before any log is read: no "now = …" line, no progress.
+    [["query", "logs.everything", "--logs", "edge.ndjson", "--param", "project=p"], /^error: no endpoint named or with id `logs\.everything`\n$/, 1],
   ]) {
     const run = cli(...args);
     assert.equal(run.status, code, `${args.join(" ")}: ${run.stderr}`);
     assert.match(run.stderr, pattern);
+    assert.equal(run.stderr.trim().split("\n").length, 1, `one line: ${run.stderr}`);
     assert.equal(run.stdout, "");
   }
 });

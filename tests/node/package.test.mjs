@@ -1,7 +1,7 @@
 // Imports the built package by its name, as a user would, and runs each endpoint.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LogEndpoints } from "log-endpoints";
+import { LogEndpoints, LogFeed } from "log-endpoints";
 import { generate, projectRefs } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -87,6 +87,35 @@ test("a failed query throws an Error with status and code", () => {
   const { svc } = service();
   assert.throws(() => svc.query("logs.all", { project_tier: "FREE" }, "secret"), (e) => e instanceof Error && e.status === 400 && e.code === "missing_parameter" && /`project`/.test(e.message));
   assert.throws(() => svc.query("logs.all", { project, project_tier: "FREE" }, "wrong"), (e) => e.status === 401 && e.code === "invalid_api_key");
+});
+
+test("an argument of the wrong type or a misspelt option is a 400 that names it, and the engine goes on", () => {
+  const { svc } = service();
+  const names = (parameter) => (e) => e instanceof Error && e.status === 400 && e.code === "invalid_parameter" && e.message.includes(`\`${parameter}\``);
+  // wasm-bindgen's own string conversion trapped the engine on these (memory access out of bounds).
+  assert.throws(() => svc.query(5, { project }, "secret"), names("endpoint"));
+  assert.throws(() => svc.queryRaw("logs.all", { project }, 5), names("apiKey"));
+  assert.throws(() => svc.query("logs.all", { project }, {}), names("apiKey"));
+  assert.throws(() => svc.queryPath(5, {}, "secret"), names("path"));
+  assert.throws(() => svc.ingest(5, "[]"), names("stream"));
+  assert.throws(() => svc.ingest(undefined, "[]"), names("stream"));
+  assert.throws(() => svc.authorizeIngest(5), names("apiKey"));
+  assert.throws(() => LogEndpoints.route(5), names("path"));
+  assert.throws(() => svc.setNow("x"), names("nowMs"));
+  assert.equal(svc.query("logs.all", { project }, "secret").result.length, 100);
+
+  const config = (pattern) => (e) => e.status === 400 && e.code === "invalid_config" && pattern.test(e.message);
+  assert.throws(() => new LogEndpoints({ apikeys: ["k"] }), config(/unknown option `apikeys` \(known: apiKeys, ingestKeys, now, limits, blockStorage\)/));
+  assert.throws(() => new LogEndpoints({ apiKeys: ["k"], limits: { maxBatchByte: 5 } }), config(/unknown limit `maxBatchByte` \(known: maxBatchBytes, /));
+  assert.throws(() => new LogEndpoints({ apiKeys: "k" }), config(/apiKeys must be an array of keys/));
+  assert.throws(() => new LogFeed(svc, { streem: "edge_logs" }), config(/unknown LogFeed option `streem`/));
+});
+
+test("parseTime reads a time as query parameters do: no zone is UTC, numbers by magnitude", () => {
+  for (const text of ["2026-11-20T12:00:00Z", "2026-11-20T12:00:00", "2026-11-20 12:00", "1795176000", "1795176000000", "1795176000000000"]) {
+    assert.equal(LogEndpoints.parseTime(text), NOW, text);
+  }
+  assert.throws(() => LogEndpoints.parseTime("yesterday"), (e) => e.status === 400 && e.message.includes("`time`"));
 });
 
 test("a snapshot written and handed over in parts reopens as the whole; parts that do not add up are refused", () => {

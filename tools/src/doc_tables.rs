@@ -1,7 +1,7 @@
 //! The documentation's generated tables, each from the one list in the core
 //! that declares what it shows, so none is ever retyped:
-//! - the error table (`docs/errors.md`), from `Error::TABLE` (status, code and
-//!   when each error happens);
+//! - the error table (`docs/errors.md`, and the npm package's README), from
+//!   `Error::TABLE` (status, code and when each error happens);
 //! - the edge worker's settings (`README.md`), from `SETTINGS`.
 //!
 //! Each file holds its table between two markers; the test below fails when
@@ -21,6 +21,12 @@ pub struct Table {
 pub const TABLES: &[Table] = &[
     Table {
         file: "docs/errors.md",
+        start: "<!-- errors:start (generated from src/error.rs by cargo run -p log-endpoints-tools --bin doc_tables -- --write) -->",
+        end: "<!-- errors:end -->",
+        markdown: errors,
+    },
+    Table {
+        file: "pkg-template/README.md",
         start: "<!-- errors:start (generated from src/error.rs by cargo run -p log-endpoints-tools --bin doc_tables -- --write) -->",
         end: "<!-- errors:end -->",
         markdown: errors,
