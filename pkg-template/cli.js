@@ -9,7 +9,8 @@
 // Files are JSON arrays, NDJSON or CSV with a header row, optionally gzipped. The module's
 // LogFeed frames them and sends each entry to the function stream when it has
 // function fields, else to the edge stream, unless --stream says otherwise.
-import { closeSync, createReadStream, openSync, readFileSync, readSync, statSync, writeFileSync } from "node:fs";
+import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
+import { Readable } from "node:stream";
 import { dirname, resolve } from "node:path";
 import { parseArgs as parseNodeArgs } from "node:util";
 import { createGunzip } from "node:zlib";
@@ -108,15 +109,25 @@ function progressReporter(label, totalBytes) {
   };
 }
 
-/** Whether a file begins with gzip's magic bytes (whatever its name). */
-function isGzip(file) {
-  const fd = openSync(file, "r");
-  try {
-    const head = Buffer.alloc(2);
-    return readSync(fd, head, 0, 2, 0) === 2 && head[0] === 0x1f && head[1] === 0x8b;
-  } finally {
-    closeSync(fd);
+/**
+ * A file's bytes, gunzipped when they begin as gzip does (whatever its name):
+ * told from the first chunk, so that a pipe (`--logs <(…)`) reads too.
+ */
+async function* fileBytes(file) {
+  const chunks = createReadStream(file)[Symbol.asyncIterator]();
+  let first = Buffer.alloc(0);
+  let ended = false;
+  while (first.length < 2 && !ended) {
+    const next = await chunks.next();
+    if (next.done) ended = true;
+    else first = Buffer.concat([first, next.value]);
   }
+  const all = async function* () {
+    if (first.length) yield first;
+    if (!ended) yield* { [Symbol.asyncIterator]: () => chunks };
+  };
+  if (first[0] === 0x1f && first[1] === 0x8b) yield* Readable.from(all()).pipe(createGunzip());
+  else yield* all();
 }
 
 /** Why a file cannot be read, in words (no errno names). */
@@ -128,17 +139,14 @@ function unreadable(file, e) {
 /** Streams one file into the service through the module's LogFeed; adds to `totals`. */
 async function ingestFile(svc, file, forcedStream, totals) {
   let size;
-  let gzip;
   try {
     const stat = statSync(file);
     if (stat.isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
     size = stat.size;
-    gzip = file.endsWith(".gz") || isGzip(file);
   } catch (e) {
     throw unreadable(file, e);
   }
-  let input = createReadStream(file);
-  if (gzip) input = input.pipe(createGunzip());
+  const input = fileBytes(file);
   const progress = progressReporter(file, size);
   let feed;
   let bytesRead = 0;
@@ -310,7 +318,12 @@ async function main(argv) {
 }
 
 // The exit code is set, not forced: process.exit() would end the process
-// before a pipe had taken all of stdout (answers past 64 KiB were cut).
+// before a pipe had taken all of stdout (answers past 64 KiB were cut). A
+// reader that stops early (`| head`) has all it wants: no error then.
+process.stdout.on("error", (e) => {
+  if (e.code !== "EPIPE") throw e;
+  process.exit(process.exitCode ?? 0);
+});
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -47,7 +47,7 @@ pub use snapshot::{seal as seal_snapshot_payload, HEADER_BYTES as SNAPSHOT_HEADE
 #[cfg(target_arch = "wasm32")]
 pub use binding::JsLogEndpoints;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 #[global_allocator]
 static ALLOCATOR: memory::Growing = memory::Growing::new();
 

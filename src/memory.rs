@@ -57,10 +57,11 @@ pub(crate) fn reserve_room(bytes: usize) {
     drop(std::hint::black_box(held));
 }
 
-#[cfg(target_arch = "wasm32")]
+// One thread only (`Sync` below): a threaded build keeps std's allocator.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 pub(crate) use growing::Growing;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 mod growing {
     use core::alloc::{GlobalAlloc, Layout};
     use core::cell::UnsafeCell;

@@ -149,7 +149,12 @@ impl Settings {
         Ok(Settings {
             api_keys,
             ingest_keys: list(text(&env.ingest_keys).as_deref()),
-            fixed_now_ms: number("FIXED_NOW_MS", text(&env.fixed_now_ms).as_deref())?,
+            fixed_now_ms: number::<f64>("FIXED_NOW_MS", text(&env.fixed_now_ms).as_deref())?
+                .map(|ms| match ms.is_finite() {
+                    true => Ok(ms),
+                    false => Err(invalid("FIXED_NOW_MS", format!("`{ms}` is not a time"))),
+                })
+                .transpose()?,
             max_body_bytes: number("MAX_BODY_BYTES", text(&env.max_body_bytes).as_deref())?
                 .unwrap_or(DEFAULT_MAX_BODY_BYTES),
             max_store_bytes: number("MAX_STORE_BYTES", text(&env.max_store_bytes).as_deref())?
@@ -187,11 +192,13 @@ mod tests {
         let plain: Environment =
             serde_json::from_value(serde_json::json!({ "API_KEYS": "k1,k2" })).unwrap();
         assert_eq!(Settings::read(&plain).unwrap().api_keys.len(), 2);
-        let bad: Environment =
-            serde_json::from_value(serde_json::json!({ "FIXED_NOW_MS": "soon" })).unwrap();
-        assert!(Settings::read(&bad)
-            .unwrap_err()
-            .to_string()
-            .contains("FIXED_NOW_MS"));
+        for bad in ["soon", "NaN", "inf"] {
+            let bad: Environment =
+                serde_json::from_value(serde_json::json!({ "FIXED_NOW_MS": bad })).unwrap();
+            assert!(Settings::read(&bad)
+                .unwrap_err()
+                .to_string()
+                .contains("FIXED_NOW_MS"));
+        }
     }
 }

@@ -272,6 +272,17 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     return JSON.parse(run.stdout);
   };
   assert.deepEqual(byNow(String(NOW)), EXPECTED[0]);
+  // From a pipe (no seeking back to look at the first bytes), gzipped or not.
+  writeFileSync(path.join(dir, "functions-plain.json"), JSON.stringify(fns));
+  for (const file of ["functions-gzipped.json", "functions-plain.json"]) {
+    const params = Object.entries(QUERIES[0][1]).map(([k, v]) => `--param '${k}=${v}'`).join(" ");
+    const run = spawnSync("sh", ["-c", `cat ${file} | "${cliPath}" query ${QUERIES[0][0]} --logs /dev/stdin ${params} --now ${NOW}`], { cwd: dir, encoding: "utf8" });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), EXPECTED[0]);
+  }
+  // A reader that stops early (| head) is no error.
+  const early = spawnSync("sh", ["-c", `"${cliPath}" query logs.all --logs edge.ndjson --param project=${project} 2>early.err | head -c 10 >/dev/null; cat early.err`], { cwd: dir, encoding: "utf8" });
+  assert.doesNotMatch(early.stdout, /EPIPE|Error|at /, early.stdout);
   assert.deepEqual(byNow(String(NOW / 1000)), EXPECTED[0]);
   assert.deepEqual(byNow(new Date(NOW).toISOString().slice(0, 19), { TZ: "America/New_York" }), EXPECTED[0]);
 
