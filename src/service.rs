@@ -442,12 +442,13 @@ impl LogEndpoints {
 
     /// Ingests what an ingest partition delivered to store `shard` (its
     /// name). Every section is read before any is applied (bytes that do not
-    /// read change nothing); then each is kept whole or refused whole on its
-    /// own, so that a stream that does not fit (over the budget, or other
-    /// sources over their share) never takes the others with it. Refused
-    /// sections are reported, and `kept` is then the delivery as it was
-    /// applied, for the caller to store. What finds no room is handed back
-    /// (`overflow`), and so are, in a group's shard, the rows of a project
+    /// read change nothing); then each is kept as far as it fits on its own,
+    /// so that a stream that does not fit (over the budget, or other sources
+    /// over their share) never takes the others with it. Refused sections
+    /// are reported, and `kept` is then the delivery as it was applied, for
+    /// the caller to store. What finds no room (in the store, or in other
+    /// sources' quarter of it) is handed back (`overflow`) for the project's
+    /// next split, and so are, in a group's shard, the rows of a project
     /// that would hold more than half of its budget with them: a busy project
     /// goes on to splits of its own and leaves room for its group's others.
     pub fn ingest_delivery(&mut self, bytes: &[u8], shard: &str) -> Result<DeliveryReport> {
@@ -485,8 +486,10 @@ impl LogEndpoints {
             let rest = applied..rows.len();
             match error {
                 None => {}
-                // No room: the rows go on to the project's next split.
-                Some(Error::StoreFull { of, .. }) if of == Budget::Store.name() => {
+                // No room, in the store or in other sources' quarter of it:
+                // the rows go on to the project's next split, where they fit
+                // (a row that could not fit an empty store is `BatchTooLarge`).
+                Some(Error::StoreFull { .. }) => {
                     overflow.push(section_of(rows, section.stream, rest));
                 }
                 Some(error) => refused.push(RefusedSection {

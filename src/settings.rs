@@ -17,7 +17,10 @@ pub struct Setting {
     pub default: &'static str,
 }
 
-pub const DEFAULT_MAX_BODY_BYTES: usize = 8 << 20;
+/// Above Vector's http sink default batch (`batch.max_bytes`, 10,000,000
+/// bytes), which self-hosted Supabase's `vector.yml` keeps: a 413 makes
+/// Vector drop the batch.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
 /// A Workers isolate has 128 MB for the wasm memory, the JS heap and a batch in
 /// flight. With sealed text in the object's SQLite the store is mostly
 /// columns and names, held in chunks and pieces that never move (`Chunked`,
@@ -44,12 +47,12 @@ pub const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "MAX_BODY_BYTES",
-        meaning: "largest ingest body after decompression",
-        default: "8 MiB",
+        meaning: "largest ingest body after decompression (above Vector's default batch of 10 MB, which it would drop on a 413)",
+        default: "16 MiB",
     },
     Setting {
         name: "MAX_STORE_BYTES",
-        meaning: "memory budget of a shard's in-memory store, of which other sources may hold a quarter; a project-day's entries past it go to stores of its own (`{day}/p/{ref}/{n}`), other sources' past their quarter are refused (recorded by the ingest partition)",
+        meaning: "memory budget of a shard's in-memory store, of which other sources may hold a quarter; a project-day's entries past it, or past its other sources' quarter, go to stores of its own (`{day}/p/{ref}/{n}`)",
         default: "72 MiB",
     },
     Setting {

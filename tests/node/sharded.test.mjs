@@ -394,7 +394,22 @@ test("one busy project-day outgrows its store: it splits across objects by size,
         assert.equal((await post(worker, stream, body)).status, 200);
       }
     }
+    // Its other sources, many times their quarter of a store: they go on to
+    // later splits too, none refused.
+    const others = Array.from({ length: 1200 }, (_, i) => ({ id: `busy-o-${i}`, timestamp: (day + Math.floor(random() * 11.5 * 3600e3)) * 1000, project: busy,
+      event_message: `checkpoint ${Math.floor(random() * 1e15).toString(36)} ${Math.floor(random() * 1e15).toString(36)} ${Math.floor(random() * 1e15).toString(36)}` }));
+    for (let at = 0; at < others.length; at += 300) {
+      const res = await worker.dispatchFetch(`${BASE}/api/logs?source_name=postgres.logs`, { method: "POST", body: ndjson(others.slice(at, at + 300)), headers: { "X-API-KEY": INGEST_KEY } });
+      assert.equal(res.status, 200);
+    }
     await distributed(worker);
+    const shardNamespace = await worker.getDurableObjectNamespace("SHARD");
+    let othersKept = 0;
+    for (const name of [LogEndpoints.shardName(busy, "2026-11-20"), ...Array.from({ length: 40 }, (_, n) => `2026-11-20/p/${busy}/${n + 1}`)]) {
+      const res = await shardNamespace.get(shardNamespace.idFromName(name)).fetch("https://shard.internal/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });
+      othersKept += (await res.json()).otherSources?.["postgres.logs"] ?? 0;
+    }
+    assert.equal(othersKept, others.length, "every other source's entry is kept once");
     const ask = (name, params) => worker.dispatchFetch(`${BASE}/api/endpoints/query/${name}?${new URLSearchParams(params)}`, { headers: { "X-API-KEY": QUERY_KEY } });
     const calls = [];
     for (const project of [busy, "quiet-one"]) {
