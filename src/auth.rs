@@ -129,6 +129,11 @@ impl KeyRing {
         KeyRing { keys }
     }
 
+    /// Whether any key serves `purpose`.
+    pub fn holds(&self, purpose: Purpose) -> bool {
+        self.keys.iter().any(|key| key.purpose == purpose)
+    }
+
     /// The key matching `presented` for `purpose`; every configured key is
     /// compared, always. A query key presented for ingest is refused with 403
     /// (it is a real key, just not one that may write); any other mismatch is 401.

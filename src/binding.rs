@@ -885,9 +885,10 @@ impl JsLogEndpoints {
         refusal_is_final(status, body)
     }
 
-    /// `LogEndpoints.health()` → the answer of `GET /health`.
-    pub fn health() -> Result<JsValue, JsValue> {
-        to_js(&HttpAnswer::health())
+    /// `health()` → the answer of `GET /health`: 503 when this engine has no
+    /// ingest key or no query key.
+    pub fn health(&self) -> Result<JsValue, JsValue> {
+        to_js(&self.inner.borrow().health())
     }
 
     /// `LogEndpoints.settings()` → `[{ name, meaning, default }]`: the edge

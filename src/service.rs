@@ -273,6 +273,20 @@ impl LogEndpoints {
         service
     }
 
+    /// The answer of `GET /health`: 503 when no ingest key or no query key
+    /// is configured (the worker's settings `INGEST_KEYS`, `API_KEYS`).
+    pub fn health(&self) -> HttpAnswer {
+        let missing: Vec<&str> = [
+            (Purpose::Ingest, "INGEST_KEYS"),
+            (Purpose::Query, "API_KEYS"),
+        ]
+        .into_iter()
+        .filter(|&(purpose, _)| !self.keys.holds(purpose))
+        .map(|(_, setting)| setting)
+        .collect();
+        HttpAnswer::health(&missing)
+    }
+
     /// The store as versioned, checksummed bytes (`from_snapshot` reads them).
     /// Keys, limits and the result cache are not part of it.
     pub fn snapshot(&self) -> Vec<u8> {

@@ -111,6 +111,23 @@ test("an argument of the wrong type or a misspelt option is a 400 that names it,
   assert.throws(() => new LogFeed(svc, { streem: "edge_logs" }), config(/unknown LogFeed option `streem`/));
 });
 
+test("health: 503 naming the keys a deployment lacks (a green check would hide that every call is refused)", () => {
+  const answer = (options) => {
+    const svc = new LogEndpoints(options);
+    try {
+      const { status, body } = svc.health();
+      return { status, body: JSON.parse(body) };
+    } finally {
+      svc.free();
+    }
+  };
+  assert.deepEqual(answer({ apiKeys: ["q"], ingestKeys: ["i"] }), { status: 200, body: { status: "ok" } });
+  const noIngest = answer({ apiKeys: ["q"] });
+  assert.equal(noIngest.status, 503);
+  assert.match(noIngest.body.reason, /^no INGEST_KEYS configured/);
+  assert.match(answer({}).body.reason, /^no INGEST_KEYS and no API_KEYS configured/);
+});
+
 test("parseTime reads a time as query parameters do: no zone is UTC, numbers by magnitude", () => {
   for (const text of ["2026-11-20T12:00:00Z", "2026-11-20T12:00:00", "2026-11-20 12:00", "1795176000", "1795176000000", "1795176000000000"]) {
     assert.equal(LogEndpoints.parseTime(text), NOW, text);

@@ -74,7 +74,7 @@ export class Front {
       return withCors(errorResponse(e));
     }
     const { service, settings } = engine;
-    if (target.kind === "health") return withCors(respond(LogEndpoints.health()));
+    if (target.kind === "health") return withCors(respond(service.health()));
     if (!settings.sharding) return withCors(await shardStub(env, SINGLE_SHARD).fetch(request));
     const nowMs = this.requestNowMs(request);
     if (nowMs !== null) service.setNow(nowMs);
