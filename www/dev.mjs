@@ -18,7 +18,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node
 import path from "node:path";
 import { distributed, workerOptions, ROOT } from "./miniflare-options.mjs";
 import { serveStatic } from "./static-server.mjs";
-import { generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
+import { functionIds, generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -84,15 +84,20 @@ if (sample && !existsSync(sampleMarker)) {
 }
 
 // One example per endpoint, from the endpoints' own descriptions: every
-// required parameter, with a sample project and each choice's default.
+// required parameter, with the sample's first project and function and each
+// choice's default.
 const project = projects[0];
+const sampleValues = { project, function_id: functionIds(1)[0] };
 const examples = new LogEndpoints({}).endpoints().map((endpoint) => {
   const query = new URLSearchParams();
-  for (const p of endpoint.parameters.filter((p) => p.required)) query.set(p.name, p.name === "project" ? project : p.default ?? p.example);
+  for (const p of endpoint.parameters.filter((p) => p.required)) query.set(p.name, sampleValues[p.name] ?? p.default ?? p.example);
   return [endpoint.name, query.toString()];
 });
-console.log(`\nlog-endpoints worker (workerd) listening on ${base}`);
+// Miniflare names the loopback address whatever it is bound to.
+const bound = options.host === "127.0.0.1" ? "" : ` (bound to ${options.host})`;
+console.log(`\nlog-endpoints worker (workerd) listening on ${base}${bound}`);
 console.log(`query key:  ${queryKey}\ningest key: ${ingestKey}\n`);
+if (!sample) console.log(`# the examples name the sample's project (${project}): put your own in project=\n`);
 for (const [name, query] of examples) {
   const res = await fetch(`${base}/api/endpoints/query/${name}?${query}`, { headers: { "X-API-KEY": queryKey } });
   const body = await res.json();
