@@ -135,6 +135,19 @@ pub struct RefusedSection {
     pub error: ErrorReport,
 }
 
+/// What `append_as_far_as_fits` did with one stream's rows.
+#[derive(Default)]
+struct Fitted {
+    /// The chunks appended, in order (each must be replayed as one, to take
+    /// the same room).
+    chunks: Vec<Range<usize>>,
+    /// Rows refused alone, each larger than the whole budget, and why the first was.
+    too_large: usize,
+    first_too_large: Option<Error>,
+    /// Where it stopped, and why: the rows from there were not tried.
+    stopped: Option<(usize, Error)>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct WarmReport {
     pub refreshed: usize,
@@ -490,29 +503,38 @@ impl LogEndpoints {
                 overflow.push(section_of(&past, section.stream, 0..past.len()));
             }
             let rows = &*rows;
-            let (chunks, error) = self.append_as_far_as_fits(rows);
-            let applied = chunks.last().map_or(0, |last| last.end);
-            report.accepted += applied;
-            for chunk in &chunks {
+            let fitted = self.append_as_far_as_fits(rows);
+            report.accepted += fitted
+                .chunks
+                .iter()
+                .map(ExactSizeIterator::len)
+                .sum::<usize>();
+            for chunk in &fitted.chunks {
                 report.newest_timestamp =
                     report.newest_timestamp.max(rows.newest_in(chunk.clone()));
             }
-            let rest = applied..rows.len();
-            match error {
+            if let Some(error) = &fitted.first_too_large {
+                refused.push(RefusedSection {
+                    stream: section.stream,
+                    entries: fitted.too_large,
+                    error: ErrorReport::from(error),
+                });
+            }
+            match fitted.stopped {
                 None => {}
                 // No room, in the store or in other sources' quarter of it:
                 // the rows go on to the project's next split, where they fit
                 // (a row that could not fit an empty store is `BatchTooLarge`).
-                Some(Error::StoreFull { .. }) => {
-                    overflow.push(section_of(rows, section.stream, rest));
+                Some((at, Error::StoreFull { .. })) => {
+                    overflow.push(section_of(rows, section.stream, at..rows.len()));
                 }
-                Some(error) => refused.push(RefusedSection {
+                Some((at, error)) => refused.push(RefusedSection {
                     stream: section.stream,
-                    entries: rest.len(),
+                    entries: rows.len() - at,
                     error: ErrorReport::from(&error),
                 }),
             }
-            appended.push(chunks);
+            appended.push(fitted.chunks);
         }
         let whole_in_one = |section: &Section, chunks: &[Range<usize>]| matches!(chunks, [only] if only.len() == section.entries);
         let whole = (delivery.sections.iter().zip(&appended))
@@ -629,25 +651,37 @@ impl LogEndpoints {
 
     /// Appends as many of `rows` as fit, in order: all at once, or, when they
     /// do not fit, in chunks halved until one fits (a store filling up takes
-    /// what it has room for). The chunks appended (each must be replayed as
-    /// one, to take the same room), and why the rest was not.
-    fn append_as_far_as_fits(&mut self, rows: &StagedRows) -> (Vec<Range<usize>>, Option<Error>) {
+    /// what it has room for), growing again after each that fits. A row
+    /// larger than the whole budget fits no store: it is refused alone and
+    /// the rows after it are tried (they may be other projects' rows of the
+    /// same round).
+    fn append_as_far_as_fits(&mut self, rows: &StagedRows) -> Fitted {
         let count = rows.len();
-        let (mut at, mut chunk, mut chunks) = (0, count, Vec::new());
+        let (mut at, mut chunk) = (0, count);
+        let mut fitted = Fitted::default();
         while at < count {
             let end = at + chunk.min(count - at);
             match self.append_range(rows, at..end) {
                 Ok(()) => {
-                    chunks.push(at..end);
+                    fitted.chunks.push(at..end);
                     at = end;
+                    chunk = chunk.saturating_mul(2);
                 }
                 Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if end - at > 1 => {
                     chunk = (end - at) / 2;
                 }
-                Err(error) => return (chunks, Some(error)),
+                Err(error @ Error::BatchTooLarge { .. }) => {
+                    fitted.too_large += 1;
+                    fitted.first_too_large.get_or_insert(error);
+                    at = end;
+                }
+                Err(error) => {
+                    fitted.stopped = Some((at, error));
+                    break;
+                }
             }
         }
-        (chunks, None)
+        fitted
     }
 
     /// Appends `count` staged rows of `stream` (as blocks), all or none; the

@@ -501,6 +501,56 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
     assert!(whole.keep && whole.kept.is_none());
 }
 
+/// A row larger than a whole store (here other sources' whole quarter) is
+/// refused alone: the rows after it in the same section, other projects'
+/// rows of the same round among them, are kept.
+#[test]
+fn a_row_no_store_can_hold_is_refused_alone() {
+    let front = service();
+    let postgres = Source::logflare("postgres.logs", "source_name").unwrap();
+    let row = |id: &str, project: &str, text: String| json!({"id": id, "timestamp": 1_000, "project": project, "event_message": text});
+    let mut round = Round::new("ingest/1", 1);
+    round
+        .add(&record_of(
+            &front,
+            &postgres,
+            &[
+                row("before", "p1", "checkpoint".into()),
+                row("huge", "p1", "w".repeat(200_000)),
+                row("after", "p1", "checkpoint".into()),
+            ],
+        ))
+        .unwrap();
+    let mut shard = LogEndpoints::new(Config {
+        api_keys: vec![ApiKey::new(KEY).unwrap()],
+        limits: log_endpoints::Limits {
+            max_store_bytes: 512 << 10,
+            ..Default::default()
+        },
+        block_storage: None,
+    });
+    let taken = shard
+        .ingest_delivery(&round.deliveries().remove(0).bytes, A_SPLIT)
+        .unwrap();
+    assert_eq!((taken.report.accepted, taken.overflow_entries), (2, 0));
+    assert_eq!(taken.refused.len(), 1);
+    assert_eq!(
+        (
+            taken.refused[0].entries,
+            taken.refused[0].error.code.as_str()
+        ),
+        (1, "payload_too_large")
+    );
+    assert_eq!(shard.stats().other_sources["postgres.logs"], 2);
+    // What it stores replays to the same store.
+    let mut replayed = service();
+    let again = replayed
+        .ingest_delivery(&taken.kept.expect("not kept whole"), A_SPLIT)
+        .unwrap();
+    assert_eq!(again.report.accepted, 2);
+    assert_eq!(replayed.stats().other_sources, shard.stats().other_sources);
+}
+
 /// Busy project-days: a few projects' entries over about a day, with
 /// execution times of many values, so that small shards split them.
 fn busy_days() -> impl Strategy<Value = Vec<Entry>> {
