@@ -44,7 +44,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h", default: false },
 };
 
-/** The option a misspelt one most likely meant (same start, or one edit away). */
+/** The option a misspelt one most likely meant (same start, or at most two edits away). */
 function closestOption(name) {
   const distance = (a, b) => {
     const row = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -126,8 +126,12 @@ async function* fileBytes(file) {
     if (first.length) yield first;
     if (!ended) yield* { [Symbol.asyncIterator]: () => chunks };
   };
-  if (first[0] === 0x1f && first[1] === 0x8b) yield* Readable.from(all()).pipe(createGunzip());
-  else yield* all();
+  if (first[0] !== 0x1f || first[1] !== 0x8b) return yield* all();
+  // A read error after the first chunk reaches the reader through gunzip.
+  const gunzip = createGunzip();
+  const source = Readable.from(all());
+  source.on("error", (e) => gunzip.destroy(e));
+  yield* source.pipe(gunzip);
 }
 
 /** Why a file cannot be read, in words (no errno names). */
@@ -136,16 +140,20 @@ function unreadable(file, e) {
   return new InputError(`cannot read ${file}: ${why}`);
 }
 
-/** Streams one file into the service through the module's LogFeed; adds to `totals`. */
-async function ingestFile(svc, file, forcedStream, totals) {
-  let size;
+/** A file's size, or an InputError saying why it cannot be read (a directory among the reasons). */
+function readableSize(file) {
   try {
     const stat = statSync(file);
     if (stat.isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
-    size = stat.size;
+    return stat.size;
   } catch (e) {
     throw unreadable(file, e);
   }
+}
+
+/** Streams one file into the service through the module's LogFeed; adds to `totals`. */
+async function ingestFile(svc, file, forcedStream, totals) {
+  const size = readableSize(file);
   const input = fileBytes(file);
   const progress = progressReporter(file, size);
   let feed;
@@ -163,6 +171,7 @@ async function ingestFile(svc, file, forcedStream, totals) {
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
   } catch (e) {
     if (e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR") throw new InputError(`${file} is not valid gzip`);
+    if (typeof e.code === "string" && e.syscall) throw unreadable(file, e);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.
     if (typeof e.status === "number") throw new InputError(e.message);
     throw e;
@@ -252,13 +261,7 @@ async function main(argv) {
   if (!endpoint) throw new UsageError("query needs an endpoint name or UUID");
   if (options.logs.length === 0 && !options.open) throw new UsageError("query needs at least one --logs FILE, or --open SNAPSHOT");
   const nowFixed = options.now === "latest" ? undefined : resolveNow(undefined, options.now);
-  for (const file of [...options.logs, ...(options.open ? [options.open] : [])]) {
-    try {
-      if (statSync(file).isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
-    } catch (e) {
-      throw unreadable(file, e);
-    }
-  }
+  for (const file of [...options.logs, ...(options.open ? [options.open] : [])]) readableSize(file);
   if (options.save) {
     const folder = dirname(resolve(options.save));
     let isFolder = false;

@@ -82,6 +82,9 @@ if (sample && !existsSync(sampleMarker)) {
 } else {
   console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${path.relative(ROOT, stateDir)}`);
 }
+for (const [name, keys] of [["API_KEYS", apiKeys], ["INGEST_KEYS", ingestKeys]]) {
+  if (!keys.trim()) console.log(`warning: ${name} is empty: every call that needs such a key is refused with 401, and /health answers 503`);
+}
 
 // One example per endpoint, from the endpoints' own descriptions: every
 // required parameter, with the sample's first project and function and each
