@@ -251,21 +251,10 @@ fn parameter_errors() {
 
 /// A store of `budget` bytes.
 fn limited(budget: usize) -> log_endpoints::LogEndpoints {
-    log_endpoints::LogEndpoints::new(budget_config(budget))
+    log_endpoints::LogEndpoints::new(budget_config(KEY, budget))
 }
 
 /// The configuration of `limited`.
-fn budget_config(budget: usize) -> log_endpoints::Config {
-    log_endpoints::Config {
-        api_keys: vec![log_endpoints::ApiKey::new(KEY).unwrap()],
-        limits: log_endpoints::Limits {
-            max_store_bytes: budget,
-            ..Default::default()
-        },
-        block_storage: None,
-    }
-}
-
 /// 2,000 function rows from row `n0` on, 3 in 8 of project "busy" (or, with
 /// `spread_busy`, of 16 projects in its place), in time order after the
 /// batch before, as a shipper sends them.
@@ -362,7 +351,7 @@ fn a_restored_shards_partial_answers_make_its_packed_rows() {
         live.ingest(FN, busy_batch(n0, false).as_bytes()).unwrap();
     }
     let mut restored =
-        log_endpoints::LogEndpoints::from_snapshot(&live.snapshot(), budget_config(budget))
+        log_endpoints::LogEndpoints::from_snapshot(&live.snapshot(), budget_config(KEY, budget))
             .unwrap();
     let unpacked = restored.stats().store_bytes;
     assert!(

@@ -14,6 +14,8 @@ use log_endpoints::{
 };
 use log_endpoints_tools::random_logs::{self, entries, ndjson, other_tenants, query, Entry};
 use proptest::prelude::*;
+
+use crate::common::budget_config;
 use serde_json::json;
 
 const KEY: &str = "shard-key";
@@ -155,15 +157,8 @@ struct Deployment {
 
 impl Deployment {
     fn new_shard(&self) -> LogEndpoints {
-        let mut limits = log_endpoints::Limits::default();
-        if let Some(bytes) = self.shard_bytes {
-            limits.max_store_bytes = bytes;
-        }
-        LogEndpoints::new(Config {
-            api_keys: vec![ApiKey::new(KEY).unwrap()],
-            limits,
-            block_storage: None,
-        })
+        let default = log_endpoints::Limits::default().max_store_bytes;
+        LogEndpoints::new(budget_config(KEY, self.shard_bytes.unwrap_or(default)))
     }
 
     /// One ingest partition's round over the records it kept: registrations
@@ -406,17 +401,7 @@ fn other_sources_over_their_share_never_take_the_streams_with_them() {
         deliveries.remove(0).bytes
     };
     const ROUNDS: u64 = 12;
-    let limits = log_endpoints::Limits {
-        max_store_bytes: 512 << 10,
-        ..Default::default()
-    };
-    let small = || {
-        LogEndpoints::new(Config {
-            api_keys: vec![ApiKey::new(KEY).unwrap()],
-            limits,
-            block_storage: None,
-        })
-    };
+    let small = || LogEndpoints::new(budget_config(KEY, 512 << 10));
     // The project-day's splits, the newest taking each round (as the
     // partition's routes send it) and whatever its predecessor handed back.
     let mut splits = vec![small()];
@@ -521,14 +506,7 @@ fn a_row_no_store_can_hold_is_refused_alone() {
             ],
         ))
         .unwrap();
-    let mut shard = LogEndpoints::new(Config {
-        api_keys: vec![ApiKey::new(KEY).unwrap()],
-        limits: log_endpoints::Limits {
-            max_store_bytes: 512 << 10,
-            ..Default::default()
-        },
-        block_storage: None,
-    });
+    let mut shard = LogEndpoints::new(budget_config(KEY, 512 << 10));
     let taken = shard
         .ingest_delivery(&round.deliveries().remove(0).bytes, A_SPLIT)
         .unwrap();
@@ -812,14 +790,7 @@ fn other_sources_follow_their_project_days_split() {
 #[test]
 fn a_full_shard_rebuilt_from_any_snapshot_holds_every_row() {
     let front = service();
-    let config = || Config {
-        api_keys: vec![ApiKey::new(KEY).unwrap()],
-        limits: log_endpoints::Limits {
-            max_store_bytes: 60_000,
-            ..Default::default()
-        },
-        block_storage: None,
-    };
+    let config = || budget_config(KEY, 60_000);
     let delivery = |round: u64| {
         let values: Vec<serde_json::Value> = (0..25)
                 .map(|i| {
@@ -972,14 +943,7 @@ fn a_busy_project_leaves_room_for_its_group() {
 #[test]
 fn a_busy_projects_first_rows_go_to_its_split() {
     let front = service();
-    let mut group_shard = LogEndpoints::new(Config {
-        api_keys: vec![ApiKey::new(KEY).unwrap()],
-        limits: log_endpoints::Limits {
-            max_store_bytes: 1 << 20,
-            ..Default::default()
-        },
-        block_storage: None,
-    });
+    let mut group_shard = LogEndpoints::new(budget_config(KEY, 1 << 20));
     let values: Vec<serde_json::Value> = (0..3_000)
         .map(|i| {
             json!({"id": format!("b-{i}"), "timestamp": random_logs::NOW - i, "project": "busy",

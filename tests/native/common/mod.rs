@@ -17,6 +17,18 @@ pub fn service() -> LogEndpoints {
     })
 }
 
+/// A service's config with one query key and a store budget of `max_store_bytes`.
+pub fn budget_config(key: &str, max_store_bytes: usize) -> Config {
+    Config {
+        api_keys: vec![ApiKey::new(key).unwrap()],
+        limits: log_endpoints::Limits {
+            max_store_bytes,
+            ..Default::default()
+        },
+        block_storage: None,
+    }
+}
+
 pub fn edge(id: &str, ts: i64, project: &str, path: &str) -> Value {
     json!({
         "id": id, "timestamp": ts, "event_message": format!("GET | 200 | {path}"), "project": project,
