@@ -191,16 +191,41 @@ export function ndjson(entries) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { parseArgs } = await import("node:util");
-  const { values: args } = parseArgs({
-    options: {
-      stream: { type: "string", default: "edge_logs" },
-      count: { type: "string", default: "1000" },
-      end: { type: "string" },
-      seed: { type: "string", default: "1" },
-      projects: { type: "string" },
-      refs: { type: "string", default: "random" },
-    },
-  });
+  const usage = `usage: node scripts/generate-logs.mjs [--stream edge_logs|function_edge_logs] [--count N]
+       [--end ISO-time] [--seed N] [--projects P [--refs random|alike]] > logs.ndjson
+Writes N entries (default 1000) ending at --end (default now) as NDJSON to stdout.`;
+  let args;
+  try {
+    ({ values: args } = parseArgs({
+      options: {
+        stream: { type: "string", default: "edge_logs" },
+        count: { type: "string", default: "1000" },
+        end: { type: "string" },
+        seed: { type: "string", default: "1" },
+        projects: { type: "string" },
+        refs: { type: "string", default: "random" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (e) {
+    console.error(`${e.message}\n${usage}`);
+    process.exit(2);
+  }
+  if (args.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  const problems = [
+    !["edge_logs", "function_edge_logs"].includes(args.stream) && `--stream ${args.stream} is not edge_logs or function_edge_logs`,
+    !(Number.isInteger(Number(args.count)) && Number(args.count) >= 0) && `--count ${args.count} is not a whole number`,
+    args.end !== undefined && Number.isNaN(Date.parse(args.end)) && `--end ${args.end} is not an ISO time`,
+    args.projects !== undefined && !(Number(args.projects) >= 1) && `--projects ${args.projects} is not a positive number`,
+    !["random", "alike"].includes(args.refs) && `--refs ${args.refs} is not random or alike`,
+  ].filter(Boolean);
+  if (problems.length) {
+    console.error(`${problems.join("\n")}\n${usage}`);
+    process.exit(2);
+  }
   const stream = args.stream;
   const count = Number(args.count);
   const endMs = args.end ? Date.parse(args.end) : Date.now();

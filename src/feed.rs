@@ -4,7 +4,7 @@
 //! in batches of about `batch_bytes`, and naming rejected entries by their
 //! place in the whole input. The CLI and the browser page feed files through it.
 //!
-//! Files are NDJSON, a JSON array, or CSV with a header row naming at least
+//! Files are NDJSON, a JSON array, or CSV with a header row naming
 //! `id` and `timestamp`, as Supabase Studio's Logs Explorer exports results
 //! (`metadata` as a JSON text column, `null` written as the word).
 
@@ -246,6 +246,17 @@ impl LogFeed {
         };
         let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text);
         let headers = reader.headers().map_err(unreadable)?.clone();
+        if !headers.iter().any(|column| column == "id") {
+            // Every entry would be refused for it: say so once, naming the column.
+            return Err(Error::UnreadableFile {
+                reason: format!(
+                    "{source} has no `id` column (its columns: {}); export with `id` \
+                     in the query's select list, e.g. `select id, timestamp, \
+                     event_message, metadata from edge_logs`",
+                    headers.iter().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
         let mut record = csv::StringRecord::new();
         let mut entry = String::new();
         while reader.read_record(&mut record).map_err(unreadable)? {
@@ -313,11 +324,12 @@ impl LogFeed {
     }
 }
 
-/// Whether the input starts with a CSV header naming `id` and `timestamp`.
-fn is_csv_header(start: &[u8]) -> bool {
+/// The column names of the input's first line when it reads as a CSV header
+/// (not JSON, and naming `timestamp`, as every log export does).
+fn csv_header(start: &[u8]) -> Option<Vec<String>> {
     let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
     if matches!(line.first(), Some(b'{' | b'[') | None) {
-        return false;
+        return None;
     }
     let names: Vec<String> = line
         .split(|&b| b == b',')
@@ -328,9 +340,11 @@ fn is_csv_header(start: &[u8]) -> bool {
                 .to_owned()
         })
         .collect();
-    ["id", "timestamp"]
-        .iter()
-        .all(|n| names.iter().any(|name| name == n))
+    names.iter().any(|name| name == "timestamp").then_some(names)
+}
+
+fn is_csv_header(start: &[u8]) -> bool {
+    csv_header(start).is_some()
 }
 
 /// Writes one CSV cell as the JSON value of its column: `metadata` is kept as
@@ -475,6 +489,25 @@ mod tests {
         assert!(!is_csv_header(b"{\"id\":1}"));
         assert!(!is_csv_header(b"not,a,log"));
         assert!(is_csv_header(b"\"timestamp\",\"id\"\r\n1,2"));
+    }
+
+    /// Studio's default query selects no `id`: the file is refused once,
+    /// naming the column, rather than read as JSON line by line.
+    #[test]
+    fn a_csv_export_without_ids_is_refused_naming_the_column() {
+        let csv = "timestamp,event_message,metadata\n1795177796000000,GET /,[]\n";
+        let mut svc = service();
+        let mut feeder = LogFeed::new(None, "export.csv", 64).unwrap();
+        let error = feeder
+            .push(&mut svc, csv.as_bytes())
+            .and_then(|()| feeder.finish(&mut svc).map(|_| ()))
+            .unwrap_err();
+        assert_eq!(error.code(), "unreadable_batch");
+        let message = error.to_string();
+        assert!(
+            message.starts_with("export.csv has no `id` column (its columns: timestamp, event_message, metadata)"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -35,36 +35,88 @@ function showProgress({ bytes, totalBytes, entries, rate }) {
   $("#progress-text").textContent = `${entries.toLocaleString()} entries read · ${Math.round(rate).toLocaleString()} entries/s`;
 }
 
-async function load(files) {
-  if (files.length === 0) return;
-  $("#summary").innerHTML = "";
+/**
+ * Files already read into what is held, by name, size and modification time:
+ * the same file given again would count its entries twice, so it is skipped.
+ */
+const readFiles = new Set();
+const fileKey = (file) => `${file.name}\u0000${file.size}\u0000${file.lastModified}`;
+/** Entries held, as the last summary said (Run needs some). */
+let held = 0;
+/** Loads run one after another, each adding its summary above the last ones. */
+let loading = Promise.resolve();
+
+function load(files) {
+  const list = [...files];
+  loading = loading.then(() => loadNow(list));
+  return loading;
+}
+
+async function loadNow(files) {
+  const fresh = [];
+  const skipped = [];
+  for (const file of files) {
+    const key = fileKey(file);
+    if (readFiles.has(key) || fresh.some((f) => fileKey(f) === key)) skipped.push(file.name);
+    else fresh.push(file);
+  }
+  const note = skipped.length
+    ? `<p class="warn">Skipped ${skipped.map(escape).join(", ")}: already read, so ${skipped.length === 1 ? "its" : "their"} entries would count twice (<em>Start over</em> empties the page to read ${skipped.length === 1 ? "it" : "them"} again).</p>`
+    : "";
+  if (fresh.length === 0) return addSummary(note);
   $("#run").disabled = true;
   try {
-    const summary = await ask({ type: "ingest", files: [...files], stream: $("#stream").value });
-    showSummary(summary);
+    const summary = await ask({ type: "ingest", files: fresh, stream: $("#stream").value });
+    // A saved analysis replaces what was held, so the files read before it are gone.
+    if (summary.files.some((f) => f.snapshot)) readFiles.clear();
+    for (const file of fresh) if (summary.files.some((f) => f.name === file.name && f.accepted > 0)) readFiles.add(fileKey(file));
+    addSummary(note + summaryHtml(summary));
+    showHeld(summary);
   } catch (e) {
-    $("#summary").innerHTML = `<p class="warn">Could not read the files: ${escape(e.message)}</p>`;
+    addSummary(`${note}<p class="warn">Could not read the files: ${escape(e.message)}</p>`);
+    showRunState();
   }
 }
 
-function showSummary({ accepted, rejected, reasons, files, seconds, catalog, stats }) {
+/** Puts one load's summary on top of the earlier ones (the last few stay). */
+function addSummary(html) {
+  const block = Object.assign(document.createElement("div"), { className: "load-summary", innerHTML: html });
+  $("#summary").prepend(block);
+  for (const old of [...$("#summary").children].slice(5)) old.remove();
+}
+
+function summaryHtml({ accepted, rejected, reasons, files, seconds, catalog, stats }) {
   const opened = files.filter((f) => f.snapshot).map((f) => escape(f.name));
   const logs = files.length - opened.length;
   const parts = [];
-  const held = `${stats.edgeEntries.toLocaleString()} edge, ${stats.functionRows.toLocaleString()} function rows held`;
-  if (opened.length) parts.push(`<p class="ok">Opened the saved analysis ${opened.join(", ")} (${held}).</p>`);
+  const heldText = `${stats.edgeEntries.toLocaleString()} edge, ${stats.functionRows.toLocaleString()} function rows held`;
+  if (opened.length) parts.push(`<p class="ok">Opened the saved analysis ${opened.join(", ")} (${heldText}).</p>`);
   if (logs || !opened.length) parts.push(`<p class="${accepted ? "ok" : "warn"}"><strong>${accepted.toLocaleString()}</strong> entries loaded` +
     ` from ${logs} file${logs === 1 ? "" : "s"} in ${seconds.toFixed(1)} s` +
-    ` (${held})` +
+    ` (${heldText})` +
     (rejected ? `, <strong>${rejected.toLocaleString()}</strong> rejected` : "") + ".</p>");
+  // Entries are answered per project: without one they are held but no endpoint finds them.
+  const unnamed = [
+    stats.edgeEntries && !catalog.edgeProjects.length && `${stats.edgeEntries.toLocaleString()} edge entries`,
+    stats.functionRows && !catalog.functionProjects.length && `${stats.functionRows.toLocaleString()} function rows`,
+  ].filter(Boolean);
+  if (unnamed.length) parts.push(`<p class="warn">None of the ${unnamed.join(" or ")} names a project (a <code>project</code> field or column; <code>metadata.project_ref</code> for functions), and the endpoints answer per project: they will find nothing.</p>`);
   if (reasons.length) parts.push(`<p class="warn">First reasons:</p><ul>${reasons.map((r) => `<li>${escape(r)}</li>`).join("")}</ul>`);
-  $("#summary").innerHTML = parts.join("");
+  return parts.join("");
+}
+
+function showHeld({ catalog, stats }) {
   fillChoices(catalog);
   newestMs = catalog.newestTimestamp === null ? null : catalog.newestTimestamp / 1000;
   updateNowText();
-  $("#run").disabled = stats.edgeEntries + stats.functionRows === 0;
-  $("#save-box").hidden = $("#run").disabled;
-  $("#run-note").textContent = $("#run").disabled ? "load some logs first" : "";
+  held = stats.edgeEntries + stats.functionRows;
+  showRunState();
+}
+
+function showRunState() {
+  $("#run").disabled = held === 0;
+  $("#save-box").hidden = held === 0;
+  $("#run-note").textContent = held === 0 ? "load some logs first" : "";
 }
 
 /** Offers the projects and functions found in the files, and fills empty project fields. */
@@ -92,7 +144,25 @@ $("#save").addEventListener("click", async () => {
   setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 });
 
+/** Empties the page: nothing held, no file read, no result shown. */
+$("#start-over").addEventListener("click", () => {
+  loading = loading.then(async () => {
+    showHeld(await ask({ type: "start-over" }).then((stats) => ({ stats, catalog: { edgeProjects: [], functionProjects: [], functions: [], newestTimestamp: null } })));
+    readFiles.clear();
+    $("#summary").replaceChildren();
+    $("#progress-box").hidden = true;
+    $("#answer").hidden = true;
+  });
+});
+
 const drop = $("#drop");
+// The drop zone opens the file chooser from the keyboard too.
+drop.addEventListener("keydown", (e) => {
+  if (e.target === drop && (e.key === "Enter" || e.key === " ")) {
+    e.preventDefault();
+    $("#files").click();
+  }
+});
 drop.addEventListener("dragover", (e) => {
   e.preventDefault();
   drop.classList.add("over");
@@ -103,7 +173,10 @@ drop.addEventListener("drop", (e) => {
   drop.classList.remove("over");
   load(e.dataTransfer.files);
 });
-$("#files").addEventListener("change", (e) => load(e.target.files));
+$("#files").addEventListener("change", (e) => {
+  load(e.target.files);
+  e.target.value = ""; // picking the same file again is a change too (and is then skipped, saying so)
+});
 
 // ---- the query form -----------------------------------------------------------
 
@@ -262,16 +335,22 @@ function showTable(rows) {
       const y = b[sortColumn] ?? -Infinity;
       return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
     });
-    const head = `<thead><tr>${columns.map((c) => `<th scope="col" data-column="${c}"${c === sortColumn ? ` aria-sort="${ascending ? "ascending" : "descending"}"` : ""}>${c.replaceAll("_", " ")}</th>`).join("")}</tr></thead>`;
+    const head = `<thead><tr>${columns.map((c) => `<th scope="col" tabindex="0" data-column="${c}"${c === sortColumn ? ` aria-sort="${ascending ? "ascending" : "descending"}"` : ""}>${c.replaceAll("_", " ")}</th>`).join("")}</tr></thead>`;
     const body = sorted.map((r) => `<tr>${columns.map((c) => `<td>${escape(displayValue(c, r[c]))}</td>`).join("")}</tr>`).join("");
     table.innerHTML = `${head}<tbody>${body}</tbody>`;
   };
-  table.onclick = (e) => {
-    const column = e.target.closest("th")?.dataset.column;
+  const sortBy = (column) => {
     if (!column) return;
     ascending = column === sortColumn ? !ascending : true;
     sortColumn = column;
     render();
+    table.querySelector(`th[data-column="${column}"]`)?.focus();
+  };
+  table.onclick = (e) => sortBy(e.target.closest("th")?.dataset.column);
+  table.onkeydown = (e) => {
+    if (e.key !== "Enter" && e.key !== " ") return;
+    e.preventDefault();
+    sortBy(e.target.closest("th")?.dataset.column);
   };
   render();
 }
@@ -312,17 +391,43 @@ const SERIES = {
   ],
 };
 
+/**
+ * Endpoints leave out the buckets in which nothing happened. Charted as they
+ * are, a line would run straight across such a gap, so each missing bucket
+ * (the smallest step between rows is the bucket) gets its series' empty value:
+ * 0 for counts, a gap (null) for times.
+ */
+function withEmptyBuckets(x, columns) {
+  let step = Infinity;
+  for (let i = 1; i < x.length; i++) if (x[i] > x[i - 1]) step = Math.min(step, x[i] - x[i - 1]);
+  const span = x.length > 1 ? (x[x.length - 1] - x[0]) / step : 0;
+  if (!Number.isFinite(span) || span > 10_000) return [x, ...columns.map(([values]) => values)];
+  const filledX = [];
+  const filled = columns.map(() => []);
+  for (let i = 0; i < x.length; i++) {
+    for (let t = filledX.length ? filledX[filledX.length - 1] + step : x[i]; t < x[i] - step / 2; t += step) {
+      filledX.push(t);
+      columns.forEach(([, empty], c) => filled[c].push(empty));
+    }
+    filledX.push(x[i]);
+    columns.forEach(([values], c) => filled[c].push(values[i]));
+  }
+  return [filledX, ...filled];
+}
+
 function drawChart(endpoint, rows) {
   chart?.destroy();
   chart = null;
   $("#chart").replaceChildren();
   const series = SERIES[endpoint];
   if (!series || rows.length === 0) return;
-  const x = rows.map((r) => (typeof r.timestamp === "number" ? r.timestamp / 1e6 : Date.parse(`${r.timestamp}Z`) / 1000));
-  const data = [x, ...series.map(([field]) => rows.map((r) => r[field]))];
+  const seconds = rows.map((r) => (typeof r.timestamp === "number" ? r.timestamp / 1e6 : Date.parse(`${r.timestamp}Z`) / 1000));
+  const data = withEmptyBuckets(seconds, series.map(([field, , scale]) => [rows.map((r) => r[field]), scale === "y" ? 0 : null]));
   const hasMs = series.some(([, , scale]) => scale === "ms");
+  // The chart's box is not laid out while empty: it takes its section's width.
+  const room = $("#answer").clientWidth - 24;
   const options = {
-    width: Math.min(1040, $("#chart").clientWidth || 1040),
+    width: Math.max(240, Math.min(1040, room > 0 ? room : 1040)),
     height: 280,
     scales: { x: { time: true } },
     series: [{}, ...series.map(([label, stroke, scale]) => ({ label, stroke, scale, width: 2, points: { show: rows.length < 60 } }))],

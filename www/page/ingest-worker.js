@@ -13,10 +13,19 @@ async function ready() {
   return service;
 }
 
-/** Byte chunks of a File, gunzipped when it is gzip (by name or magic bytes). */
-async function* bytesOf(file) {
+/**
+ * Byte chunks of a File, gunzipped when it is gzip (by name or magic bytes);
+ * `onRead` is told each chunk's size as read from the file (before gunzip),
+ * so progress follows the file, compressed or not.
+ */
+async function* bytesOf(file, onRead) {
   const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
-  let stream = file.stream();
+  let stream = file.stream().pipeThrough(new TransformStream({
+    transform(chunk, controller) {
+      onRead(chunk.byteLength);
+      controller.enqueue(chunk);
+    },
+  }));
   if (file.name.endsWith(".gz") || (head[0] === 0x1f && head[1] === 0x8b)) {
     stream = stream.pipeThrough(new DecompressionStream("gzip"));
   }
@@ -56,27 +65,35 @@ async function ingest({ files, stream }) {
     const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
     let fileBytes = 0;
     try {
-      for await (const bytes of bytesOf(file)) {
-        feed.push(bytes);
-        // Compressed files: count progress in decompressed bytes, capped at the file size.
-        fileBytes = Math.min(file.size, fileBytes + bytes.byteLength);
-        const now = performance.now();
-        if (now - lastReport > 100) {
-          lastReport = now;
-          const seen = entries + feed.entries;
-          postMessage({ type: "progress", file: file.name, bytes: bytesDone + fileBytes, totalBytes, entries: seen, rate: seen / ((now - started) / 1000) });
+      // A gzip stream that breaks off (a cut download) ends the file there:
+      // what was read before it is kept, and the summary says where it ended.
+      let cut = null;
+      try {
+        for await (const bytes of bytesOf(file, (read) => (fileBytes += read))) {
+          feed.push(bytes);
+          const now = performance.now();
+          if (now - lastReport > 100) {
+            lastReport = now;
+            const seen = entries + feed.entries;
+            postMessage({ type: "progress", file: file.name, bytes: bytesDone + fileBytes, totalBytes, entries: seen, rate: seen / ((now - started) / 1000) });
+          }
         }
+      } catch (e) {
+        if (!(e instanceof TypeError)) throw e;
+        cut = feed.entries === 0
+          ? `${file.name} is not valid gzip`
+          : `${file.name} ends early (damaged or cut off gzip); the ${feed.entries.toLocaleString("en-US")} entries before it were read`;
       }
       const done = feed.finish();
       entries += done.entries;
       summary.accepted += done.accepted;
       summary.rejected += done.rejectedTotal;
-      summary.reasons.push(...done.rejected.slice(0, 5 - summary.reasons.length).map((r) => r.reason));
-      summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted });
+      if (cut) summary.reasons.push(cut);
+      summary.reasons.push(...done.rejected.slice(0, Math.max(0, 5 - summary.reasons.length)).map((r) => r.reason));
+      summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
     } catch (e) {
-      const reason = e instanceof TypeError ? `${file.name} is not valid gzip` : e.message;
-      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: reason });
-      summary.reasons.push(reason);
+      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: e.message });
+      summary.reasons.push(e.message);
       entries += feed.entries;
       summary.accepted += feed.accepted;
     } finally {
@@ -88,6 +105,14 @@ async function ingest({ files, stream }) {
   postMessage({ type: "progress", bytes: totalBytes, totalBytes, entries, rate: entries / Math.max(seconds, 1e-3) });
   for (const file of snapshots) summary.files.push({ name: file.name, snapshot: true });
   return { ...summary, entries, seconds, catalog: svc.catalog(), stats: svc.stats() };
+}
+
+/** Drops everything held: the page starts over with an empty store. */
+async function startOver() {
+  await ready();
+  service.free();
+  service = new LogEndpoints({ apiKeys: [KEY] });
+  return service.stats();
 }
 
 async function query({ endpoint, params, nowMs }) {
@@ -105,6 +130,7 @@ onmessage = async ({ data }) => {
       data.type === "ingest" ? await ingest(data)
       : data.type === "endpoints" ? (await ready()).endpoints()
       : data.type === "snapshot" ? (await ready()).snapshot()
+      : data.type === "start-over" ? await startOver()
       : await query(data);
     postMessage({ type: "done", id: data.id, answer });
   } catch (e) {

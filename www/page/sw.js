@@ -1,6 +1,6 @@
 // Offline support: the page's own files are cached on first load and served
 // from the cache afterwards. Nothing else is ever fetched.
-const CACHE = "log-endpoints-page-v2";
+const CACHE = "log-endpoints-page-v3";
 const FILES = [
   "./", "./index.html", "./app.js", "./ingest-worker.js", "./style.css",
   "./vendor/uPlot.esm.js", "./vendor/uPlot.min.css",
