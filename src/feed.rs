@@ -340,7 +340,10 @@ fn csv_header(start: &[u8]) -> Option<Vec<String>> {
                 .to_owned()
         })
         .collect();
-    names.iter().any(|name| name == "timestamp").then_some(names)
+    names
+        .iter()
+        .any(|name| name == "timestamp")
+        .then_some(names)
 }
 
 fn is_csv_header(start: &[u8]) -> bool {
@@ -505,7 +508,9 @@ mod tests {
         assert_eq!(error.code(), "unreadable_batch");
         let message = error.to_string();
         assert!(
-            message.starts_with("export.csv has no `id` column (its columns: timestamp, event_message, metadata)"),
+            message.starts_with(
+                "export.csv has no `id` column (its columns: timestamp, event_message, metadata)"
+            ),
             "{message}"
         );
     }
