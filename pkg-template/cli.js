@@ -151,6 +151,23 @@ function readableSize(file) {
   }
 }
 
+/**
+ * The files to read, each regular file once (by device and inode, whatever
+ * path names it): read twice, its entries would count twice.
+ */
+function onceEach(files) {
+  const seen = new Map();
+  return files.filter((file) => {
+    const stat = statSync(file);
+    if (!stat.isFile()) return true;
+    const key = `${stat.dev}:${stat.ino}`;
+    const first = seen.get(key);
+    if (first === undefined) return seen.set(key, file);
+    process.stderr.write(`warning: ${file} is ${first === file ? "given twice" : `the same file as ${first}`}; it is read once\n`);
+    return false;
+  });
+}
+
 /** Streams one file into the service through the module's LogFeed; adds to `totals`. */
 async function ingestFile(svc, file, forcedStream, totals) {
   const size = readableSize(file);
@@ -296,7 +313,7 @@ async function main(argv) {
     svc = new LogEndpoints(svcOptions);
   }
   const totals = { accepted: 0, rejected: 0, reasons: [] };
-  for (const file of options.logs) await ingestFile(svc, file, options.stream, totals);
+  for (const file of onceEach(options.logs)) await ingestFile(svc, file, options.stream, totals);
   if (totals.rejected > 0) {
     process.stderr.write(`warning: ${plural(totals.rejected, "entry", "entries")} rejected, e.g. ${totals.reasons.join("; ")}\n`);
   }

@@ -217,6 +217,15 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     if (name !== "usage.api-counts") assert.match(table.stdout, /(^|\s)20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z\s/);
     if (name !== "logs.all") assert.doesNotMatch(table.stdout, /\b\d{16}\b|\.\d{3,}\b/, "no µs integers, no long fractions");
   }
+  // A file named twice (or by another path) is read once, saying so: its entries count once.
+  const countParams = ["--param", "interval=7day", "--param", `project=${project}`, "--now", String(NOW)];
+  const once = cli("query", "functions.invocation-stats", "--logs", "functions.json.gz", ...countParams);
+  const twice = cli("query", "functions.invocation-stats", "--logs", "functions.json.gz", "--logs", `../${path.basename(dir)}/functions.json.gz`, "--logs", "functions.json.gz", ...countParams);
+  assert.equal(twice.status, 0, twice.stderr);
+  assert.deepEqual(JSON.parse(twice.stdout), JSON.parse(once.stdout));
+  assert.match(twice.stderr, /warning: \.\.\/[^ ]+\/functions\.json\.gz is the same file as functions\.json\.gz; it is read once/);
+  assert.match(twice.stderr, /warning: functions\.json\.gz is given twice; it is read once/);
+
   // Default now is the newest entry, so old downloads still show data.
   const latest = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");
   assert.equal(latest.status, 0, latest.stderr);
