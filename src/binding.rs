@@ -126,13 +126,15 @@ export interface HttpRequest {
 }
 /** A batch read and made ready to keep (`prepareIngest`). */
 export interface PreparedBatch {
-  /** What recognises the batch when it is sent again, and the ingest partition that keeps it. */
-  key: { key: string; partition: string };
+  /** What recognises the batch when it is sent again, the ingest partition that keeps it, and its content's hash (to tell a reused `Idempotency-Key`). */
+  key: { key: string; partition: string; content: string };
   report: IngestReport;
   /** How many shards its entries go to (0: nothing to keep). */
   shards: number;
   /** The answer to send. */
   answer: HttpAnswer;
+  /** The answer instead when its `Idempotency-Key` was kept with other content (422), for a keyed request. */
+  keyReused: HttpAnswer | null;
   /** What is kept: the batch's rows split by shard (`ingestRecord` keeps it in a store). */
   record: Uint8Array;
 }

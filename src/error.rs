@@ -108,6 +108,11 @@ errors! {
     /// its reason): sending it again cannot help, so a shipper drops it.
     NothingKept { entries: usize, first_reason: String } => 422, "nothing_kept",
         "an ingested batch none of whose entries could be kept (the answer lists each one's reason)";
+    /// An `Idempotency-Key` sent again within the resend window (docs/contract.md,
+    /// "Resends") with a batch of other content: the first batch was kept
+    /// under it, so this one is not; a retry cannot help, a new key can.
+    IdempotencyKeyReused { key: String } => 422, "idempotency_key_reused",
+        "an `Idempotency-Key` that came within 24 hours with a batch of other content: nothing of this batch is kept (send it under a new key)";
     /// Accepting the batch would take the store past its memory budget; the batch
     /// was refused whole and the store is unchanged. A capacity refusal: a
     /// shipper retries, and retention may make room.
@@ -231,6 +236,10 @@ impl fmt::Display for Error {
             ),
             Error::UnreadableBatch { reason } => write!(f, "unreadable batch: {reason}"),
             Error::UnreadableFile { reason } => f.write_str(reason),
+            Error::IdempotencyKeyReused { key } => write!(
+                f,
+                "Idempotency-Key `{key}` came within 24 hours with a batch of other content; nothing of this batch was kept: send it under a new key"
+            ),
             Error::InvalidSnapshot { reason } => write!(f, "invalid snapshot: {reason}"),
             Error::InvalidConfig { reason } => write!(f, "invalid configuration: {reason}"),
             Error::BatchTooLarge { reason } => write!(f, "batch too large: {reason}"),

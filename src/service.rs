@@ -75,6 +75,9 @@ pub struct PreparedBatch {
     pub shards: usize,
     /// The answer to the request that sent it (`prepare_request`).
     pub answer: Option<HttpAnswer>,
+    /// The answer instead when its `Idempotency-Key` was kept with other
+    /// content (422 `idempotency_key_reused`); only for a keyed request.
+    pub key_reused: Option<HttpAnswer>,
     /// What is kept: the batch's staged rows, split by shard (`ingest_record`
     /// or the sharded deployment's rounds read it).
     #[serde(skip)]
@@ -418,6 +421,7 @@ impl LogEndpoints {
             shards: split.shards(),
             report: split.report,
             answer: None,
+            key_reused: None,
         })
     }
 
@@ -437,6 +441,9 @@ impl LogEndpoints {
             BatchKey::with_content(&call.source.name, content, call.idempotency_key.as_deref());
         let mut prepared = self.prepare(&call.source, call.form(now, content), batch, key)?;
         prepared.answer = Some(call.answer(&prepared.report));
+        prepared.key_reused = call
+            .idempotency_key
+            .map(|key| HttpAnswer::from(&Error::IdempotencyKeyReused { key }));
         Ok(prepared)
     }
 

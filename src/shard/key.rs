@@ -14,6 +14,10 @@ use super::{ingest_name, INGEST_PARTITIONS};
 pub struct BatchKey {
     /// 32 hex digits.
     pub key: String,
+    /// The hash of the batch's source and decoded bytes (32 hex digits): the
+    /// key itself unless an `Idempotency-Key` made it, when a resend under
+    /// that key with other content is told apart by it.
+    pub content: String,
     /// The ingest partition that keeps the batch.
     pub partition: String,
 }
@@ -39,6 +43,7 @@ impl BatchKey {
         };
         BatchKey {
             key: format!("{hash:032x}"),
+            content: format!("{content:032x}"),
             partition: ingest_name((hash % u128::from(INGEST_PARTITIONS)) as u32),
         }
     }
@@ -64,7 +69,16 @@ mod tests {
         assert_ne!(a.key, BatchKey::of("edge_logs", b"[2]", None).key);
         assert_ne!(a.key, BatchKey::of("function_edge_logs", b"[1]", None).key);
         let keyed = BatchKey::of("edge_logs", b"[1]", Some("k-1"));
-        assert_eq!(keyed, BatchKey::of("edge_logs", b"[2]", Some("k-1")));
+        let other = BatchKey::of("edge_logs", b"[2]", Some("k-1"));
+        assert_eq!(
+            (&keyed.key, &keyed.partition),
+            (&other.key, &other.partition)
+        );
+        assert_ne!(keyed.content, other.content);
+        assert_eq!(
+            keyed.content, a.key,
+            "the content is the key a batch has without one"
+        );
         assert_ne!(
             keyed.key,
             BatchKey::of("postgres.logs", b"[1]", Some("k-1")).key

@@ -238,7 +238,7 @@ test("a shard whose storage write fails: the batch is acknowledged, its round is
   }
 });
 
-test("a batch sent again is kept once: twice in a row, after a restart, and under one Idempotency-Key with other bytes", async () => {
+test("a batch sent again is kept once: twice in a row, after a restart, and under one Idempotency-Key; other bytes under a used key are a 422", async () => {
   const worker = await start(dir);
   try {
     const batch = (tag) => ndjson(Array.from({ length: 5 }, (_, i) => ({ id: `${tag}-${i}`, timestamp: NOW * 1000 - i, project: "twice" })));
@@ -253,8 +253,15 @@ test("a batch sent again is kept once: twice in a row, after a restart, and unde
     assert.equal(again.objects, first.objects, "the same ingest partition remembers it");
     assert.deepEqual(again.report, first.report);
     const keyed = await send(worker, batch("keyed-a"), { "Idempotency-Key": "job-17" });
-    const keyedOther = await send(worker, batch("keyed-b"), { "Idempotency-Key": "job-17" });
-    assert.deepEqual([keyed.duplicate, keyedOther.duplicate], [false, true]);
+    const keyedAgain = await send(worker, batch("keyed-a"), { "Idempotency-Key": "job-17" });
+    assert.deepEqual([keyed.duplicate, keyedAgain.duplicate], [false, true]);
+    assert.deepEqual(keyedAgain.report, keyed.report);
+    // Other content under a key already used: not kept, and said so (a shipper drops it: a retry cannot help).
+    const reused = await post(worker, "edge_logs", batch("keyed-b"), { "Idempotency-Key": "job-17" });
+    assert.equal(reused.status, 422);
+    const { error } = await reused.json();
+    assert.equal(error.code, "idempotency_key_reused");
+    assert.match(error.message, /Idempotency-Key `job-17` came within 24 hours with a batch of other content/);
     await worker.dispose();
     const restarted = await start(dir);
     try {
@@ -263,8 +270,22 @@ test("a batch sent again is kept once: twice in a row, after a restart, and unde
       const res = await restarted.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=twice&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
       const ids = (await res.json()).result.map((r) => r.id).sort();
       assert.deepEqual(ids, [...[0, 1, 2, 3, 4].map((i) => `keyed-a-${i}`), ...[0, 1, 2, 3, 4].map((i) => `once-${i}`)].sort());
+      assert.equal((await post(restarted, "edge_logs", batch("keyed-c"), { "Idempotency-Key": "job-17" })).status, 422, "remembered across a restart");
     } finally {
       await restarted.dispose();
+    }
+    // One object (SHARDING=off) keeps the key with its content alike.
+    const singleDir = mkdtempSync(path.join(tmpdir(), "log-endpoints-single-"));
+    const single = await start(singleDir, { SHARDING: "off" });
+    try {
+      const headers = { "Idempotency-Key": "job-18" };
+      assert.deepEqual([(await send(single, batch("one-a"), headers)).duplicate, (await send(single, batch("one-a"), headers)).duplicate], [false, true]);
+      const other = await post(single, "edge_logs", batch("one-b"), headers);
+      assert.equal(other.status, 422);
+      assert.equal((await other.json()).error.code, "idempotency_key_reused");
+    } finally {
+      await single.dispose();
+      rmSync(singleDir, { recursive: true, force: true });
     }
   } catch (e) {
     await worker.dispose().catch(() => {});

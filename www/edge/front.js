@@ -103,16 +103,16 @@ export class Front {
     service.authorizeRequest(parts); // the key before the body is read
     const body = await readBody(request, settings.maxBodyBytes);
     const prepared = service.prepareIngest(parts, body);
-    const { key, partition } = prepared.key;
+    const { key, partition, content } = prepared.key;
     if (prepared.shards === 0) return respond(prepared.answer);
     const res = await ingestStub(env, partition).fetch("https://ingest.internal/keep", {
       method: "POST",
       body: prepared.record,
-      headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Partition": partition, "X-Shards": String(prepared.shards) },
+      headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Batch-Content": content, "X-Partition": partition, "X-Shards": String(prepared.shards) },
     });
     if (!res.ok) throw new ObjectError(res);
-    const { duplicate } = await res.json();
-    const response = respond(prepared.answer);
+    const { duplicate, keyReused } = await res.json();
+    const response = respond(keyReused ? prepared.keyReused : prepared.answer);
     response.headers.set("X-Objects", partition);
     if (duplicate) response.headers.set("X-Duplicate", "true");
     return response;

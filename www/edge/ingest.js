@@ -65,9 +65,11 @@ export class IngestObject {
    */
   async keep(request) {
     const key = request.headers.get("X-Batch-Key");
+    const content = request.headers.get("X-Batch-Content");
     const record = new Uint8Array(await request.arrayBuffer());
     const now = Date.now();
-    if (this.seen.has(key, now)) return Response.json({ duplicate: true });
+    const seen = this.seen.match(key, content, now);
+    if (seen) return Response.json({ duplicate: seen === "same", keyReused: seen === "other" });
     const name = request.headers.get("X-Partition");
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("INSERT INTO meta (id, name, next_round) VALUES (1, ?, 1) ON CONFLICT (id) DO NOTHING", name);
@@ -75,13 +77,13 @@ export class IngestObject {
         .exec("INSERT INTO batches (key, received_ms, bytes, shards) VALUES (?, ?, ?, ?) RETURNING id", key, now, record.byteLength, Number(request.headers.get("X-Shards") ?? 0))
         .one();
       writeParts(record, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
-      this.seen.add(key, now);
+      this.seen.add(key, content, now);
     });
     const waiting = this.sql.exec("SELECT coalesce(sum(bytes), 0) AS bytes FROM batches").one().bytes;
     const alarm = await this.ctx.storage.getAlarm();
     const due = waiting >= ROUND_BYTES ? now : now + COALESCE_MS;
     if (alarm === null || alarm > due) await this.ctx.storage.setAlarm(due);
-    return Response.json({ duplicate: false });
+    return Response.json({ duplicate: false, keyReused: false });
   }
 
   /** What this partition registered in the directory already (in memory; rebuilt after a restart or a trap). */

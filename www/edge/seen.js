@@ -9,17 +9,27 @@ export const SEEN_FOR_MS = 24 * 3600 * 1000;
 export class SeenBatches {
   constructor(sql) {
     this.sql = sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)");
+    sql.exec("CREATE TABLE IF NOT EXISTS seen (key TEXT PRIMARY KEY, received_ms INTEGER NOT NULL, content TEXT)");
+    // A table made before the content was kept gains its column (its rows' content: NULL, unknown).
+    try {
+      sql.exec("ALTER TABLE seen ADD COLUMN content TEXT");
+    } catch {}
   }
 
-  /** Whether `key` was kept within the window. */
-  has(key, nowMs) {
-    return this.sql.exec("SELECT 1 FROM seen WHERE key = ? AND received_ms >= ?", key, nowMs - SEEN_FOR_MS).toArray().length > 0;
+  /**
+   * Whether `key` was kept within the window: null if not, "same" when with
+   * this content (or content not recorded), "other" when an Idempotency-Key
+   * came with other content.
+   */
+  match(key, content, nowMs) {
+    const [row] = this.sql.exec("SELECT content FROM seen WHERE key = ? AND received_ms >= ?", key, nowMs - SEEN_FOR_MS).toArray();
+    if (!row) return null;
+    return row.content === null || row.content === content ? "same" : "other";
   }
 
-  /** Records `key` (call it in the transaction that keeps the batch). */
-  add(key, nowMs) {
-    this.sql.exec("INSERT OR REPLACE INTO seen (key, received_ms) VALUES (?, ?)", key, nowMs);
+  /** Records `key` and its batch's content (call it in the transaction that keeps the batch). */
+  add(key, content, nowMs) {
+    this.sql.exec("INSERT OR REPLACE INTO seen (key, received_ms, content) VALUES (?, ?, ?)", key, nowMs, content);
   }
 
   /** Forgets keys older than the window. */

@@ -268,11 +268,13 @@ export class ShardObject {
     this.service.authorizeRequest(parts);
     const body = await readBody(request, this.settings.maxBodyBytes);
     const prepared = this.service.prepareIngest(parts, body);
-    const { key } = prepared.key;
-    const duplicate = this.seen.has(key, Date.now());
+    const { key, content } = prepared.key;
+    const seen = this.seen.match(key, content, Date.now());
+    if (seen === "other") return respond(prepared.keyReused);
+    const duplicate = seen === "same";
     if (!duplicate && prepared.shards > 0) {
       const kept = this.service.ingestRecord(prepared.record); // all of it, or a throw and nothing
-      await this.keep(RECORD, prepared.record, kept.newestTimestamp, request, () => this.seen.add(key, Date.now()));
+      await this.keep(RECORD, prepared.record, kept.newestTimestamp, request, () => this.seen.add(key, content, Date.now()));
     }
     const response = respond(prepared.answer);
     if (duplicate) response.headers.set("X-Duplicate", "true");
