@@ -983,7 +983,7 @@ impl LogEndpoints {
         now: Micros,
     ) -> Result<QueryAnswer> {
         let route = Route::parse(path)?;
-        let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key)?;
+        let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key, now)?;
         self.prepare_for(&query);
         let body: Arc<str> = query.run_partial(&self.store, now)?.into();
         Ok(QueryAnswer::new(body, None, warning))
@@ -1001,7 +1001,7 @@ impl LogEndpoints {
         now: Micros,
     ) -> Result<ShardQuery> {
         let route = Route::parse(path)?;
-        let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key)?;
+        let (query, warning) = self.validate(Call::of(&route, path)?, params, api_key, now)?;
         let kind = query.kind();
         let plan = QueryPlan::new(
             kind.name(),
@@ -1049,7 +1049,7 @@ impl LogEndpoints {
         api_key: Option<&str>,
         now: Micros,
     ) -> Result<QueryAnswer> {
-        let (query, warning) = self.validate(call, params, api_key)?;
+        let (query, warning) = self.validate(call, params, api_key, now)?;
         self.execute(query, warning, now)
     }
 
@@ -1060,6 +1060,7 @@ impl LogEndpoints {
         call: Call,
         params: &Params,
         api_key: Option<&str>,
+        now: Micros,
     ) -> Result<(Query, Option<String>)> {
         let key = self.keys.check(api_key, Purpose::Query)?;
         let kind = call.resolve()?;
@@ -1076,7 +1077,11 @@ impl LogEndpoints {
         let query = call.parse(kind, params, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
-        Ok((query, ignored_parameters_warning(kind, params)))
+        let warnings: Vec<String> = [ignored_parameters_warning(kind, params), query.warning(now)]
+            .into_iter()
+            .flatten()
+            .collect();
+        Ok((query, (!warnings.is_empty()).then(|| warnings.join("; "))))
     }
 
     fn execute(

@@ -15,7 +15,7 @@ use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{Merge, Projects, Reach};
 use crate::store::{upper_bound, EdgeTable, Span, Store};
-use crate::timestamp::{Micros, DAY, MINUTE};
+use crate::timestamp::{format_rfc3339, Micros, DAY, MINUTE};
 
 /// Fixed row limit of the logs.all query (below the endpoint's 1000 max rows).
 pub const LIMIT: usize = 100;
@@ -166,6 +166,40 @@ impl Endpoint for LogsAll {
 
     fn run(query: &LogsAllQuery, store: &Store, now: Micros, rows: &mut Rows) -> Result<()> {
         run(&store.edge, query, now, rows)
+    }
+
+    /// A range that holds no instant, or that reaches before the tier's
+    /// retention: the answer is the reference's (no rows, or fewer), and the
+    /// warning says why, where an empty list alone would look like no logs.
+    fn warning(query: &LogsAllQuery, now: Micros) -> Option<String> {
+        if query.window_from_now {
+            return None;
+        }
+        let cutoff = now.saturating_sub(query.tier.retention());
+        let retention = || {
+            let days = query.tier.retention() / DAY;
+            format!(
+                "{} keeps {days} day{}, from {}",
+                query.tier.name(),
+                if days == 1 { "" } else { "s" },
+                format_rfc3339(cutoff)
+            )
+        };
+        match (query.start, query.end) {
+            (Some(start), Some(end)) if end <= start => Some(
+                "iso_timestamp_end is not after iso_timestamp_start: the range holds no instant"
+                    .to_owned(),
+            ),
+            (_, Some(end)) if end <= cutoff => Some(format!(
+                "the range ends before the retention window ({}): nothing in it is searched",
+                retention()
+            )),
+            (Some(start), _) if start < cutoff => Some(format!(
+                "the range begins before the retention window ({}): only the part after that is searched",
+                retention()
+            )),
+            _ => None,
+        }
     }
 }
 

@@ -66,6 +66,12 @@ pub(crate) trait Endpoint {
     }
     /// Which shards can hold the rows a call at `now` reads.
     fn reach(query: &Self::Query, now: Micros) -> Result<Reach>;
+    /// What the answer should tell beside its rows: a call that is valid but
+    /// cannot match what its sender likely meant (it answers as the reference
+    /// does, with rows or none, and the warning says why).
+    fn warning(_query: &Self::Query, _now: Micros) -> Option<String> {
+        None
+    }
 }
 
 /// The registry: one line per endpoint gives its kind, its `Query` variant and
@@ -143,6 +149,11 @@ macro_rules! registry {
 
             pub(crate) fn reach(&self, now: Micros) -> Result<Reach> {
                 match self { $(Query::$kind(q) => $module::$endpoint::reach(q, now)),+ }
+            }
+
+            /// `Endpoint::warning` of the call at `now`.
+            pub(crate) fn warning(&self, now: Micros) -> Option<String> {
+                match self { $(Query::$kind(q) => $module::$endpoint::warning(q, now)),+ }
             }
 
             /// Runs the call at instant `now`, returning the body `{"result":[…]}`.

@@ -129,6 +129,13 @@ macro_rules! named_values {
         impl $name {
             pub const NAMES: &'static [&'static str] = &[$($text),+];
 
+            /// The value's name, as the parameter takes it (not every
+            /// parameter's messages name their value).
+            #[allow(dead_code)]
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
             pub fn from_name(value: &str) -> Option<$name> {
                 match value {
                     $($text => Some($name::$variant),)+

@@ -216,3 +216,54 @@ fn missing_project_or_tier() {
     )
     .is_ok());
 }
+
+/// A range that cannot match what was likely meant answers as the reference
+/// does (no rows, or those after the retention cutoff) and says why.
+#[test]
+fn empty_or_clipped_ranges_carry_a_warning() {
+    let mut svc = service();
+    ingest(
+        &mut svc,
+        EDGE,
+        &[
+            edge("recent", NOW - HOUR, "p", "/rest/v1/a"),
+            edge("old", NOW - 3 * DAY, "p", "/rest/v1/a"),
+        ],
+    );
+    let at = log_endpoints::timestamp::format_rfc3339;
+    let answer = |svc: &mut _, tier: &str, start: i64, end: i64| {
+        let params = [
+            ("project", "p".to_owned()),
+            ("project_tier", tier.to_owned()),
+            ("iso_timestamp_start", at(start)),
+            ("iso_timestamp_end", at(end)),
+        ];
+        let params: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run(svc, "logs.all", &params, NOW).unwrap()
+    };
+    let reversed = answer(&mut svc, "PRO", NOW, NOW - 2 * HOUR);
+    assert_eq!(reversed.body.as_ref(), r#"{"result":[]}"#);
+    assert_eq!(
+        reversed.warning.as_deref(),
+        Some("iso_timestamp_end is not after iso_timestamp_start: the range holds no instant")
+    );
+    let before = answer(&mut svc, "FREE", NOW - 4 * DAY, NOW - 2 * DAY);
+    assert_eq!(before.body.as_ref(), r#"{"result":[]}"#);
+    assert_eq!(
+        before.warning.as_deref(),
+        Some(&*format!(
+            "the range ends before the retention window (FREE keeps 1 day, from {}): nothing in it is searched",
+            at(NOW - DAY)
+        ))
+    );
+    let clipped = answer(&mut svc, "PRO", NOW - 10 * DAY, NOW);
+    assert!(clipped.body.contains("\"recent\"") && clipped.body.contains("\"old\""));
+    assert_eq!(
+        clipped.warning.as_deref(),
+        Some(&*format!(
+            "the range begins before the retention window (PRO keeps 7 days, from {}): only the part after that is searched",
+            at(NOW - 7 * DAY)
+        ))
+    );
+    assert_eq!(answer(&mut svc, "PAYG", NOW - 10 * DAY, NOW).warning, None);
+}

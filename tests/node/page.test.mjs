@@ -62,11 +62,11 @@ async function run(endpoint, params) {
     if ((await control.evaluate((el) => el.tagName)) === "SELECT") await control.selectOption(value);
     else await control.fill(value);
   }
-  const before = await page.locator("#result-meta").textContent();
+  // Two answers can read alike ("100 rows in 0.4 ms"): the line is cleared first.
+  await page.evaluate(() => (document.querySelector("#result-meta").textContent = ""));
   await page.click("#run");
   await page.waitForFunction(
-    ([previous]) => document.querySelector("#result-meta").textContent !== previous || document.querySelector(".field-error:not(:empty)") || !document.querySelector("#form-error").hidden,
-    [before],
+    () => document.querySelector("#result-meta").textContent !== "" || document.querySelector(".field-error:not(:empty)") || !document.querySelector("#form-error").hidden,
   );
 }
 
@@ -156,6 +156,16 @@ test("a bad parameter is explained next to its control", async () => {
   await page.screenshot({ path: path.join(OUT, "page-error.png"), fullPage: true });
   await run("functions.invocation-stats", { project: "", interval: "1hr" });
   assert.match(await page.locator('.field[data-param="project"]:not([hidden]) .field-error').textContent(), /project is required/);
+});
+
+test("a range that holds nothing, or reaches past the retention, says why", async () => {
+  await run("logs.all", { project, project_tier: "PRO", iso_timestamp_start: "2026-11-18T00:00:00Z", iso_timestamp_end: "2026-11-17T00:00:00Z" });
+  assert.equal(await page.locator("#logs > details").count(), 0);
+  assert.match(await page.textContent("#result-warning"), /^Note: iso_timestamp_end is not after iso_timestamp_start: the range holds no instant\.$/);
+  await run("logs.all", { project, project_tier: "FREE", iso_timestamp_start: "2026-11-10T00:00:00Z", iso_timestamp_end: "" });
+  assert.match(await page.textContent("#result-warning"), /the range begins before the retention window \(FREE keeps 1 day, from 2026-11-17T09:/);
+  await run("logs.all", { project, project_tier: "PAYG", iso_timestamp_start: "" });
+  assert.equal(await page.isHidden("#result-warning"), true);
 });
 
 const studio = (file) => path.join(ROOT, "tests/fixtures/studio", file);

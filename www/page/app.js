@@ -281,8 +281,11 @@ $("#query-form").addEventListener("submit", async (e) => {
   const nowMs = $("#real-clock").checked ? Date.now() : newestMs ?? Date.now();
   $("#run").disabled = true;
   try {
-    const { rows, tookMs } = await ask({ type: "query", endpoint, params, nowMs });
+    const { rows, warning, tookMs } = await ask({ type: "query", endpoint, params, nowMs });
     showResult(endpoint, rows, tookMs);
+    // The module's note on a call that is valid but likely not what was meant (an empty range, one past the retention).
+    $("#result-warning").hidden = !warning;
+    $("#result-warning").textContent = warning ? `Note: ${warning}.` : "";
   } catch (error) {
     $("#answer").hidden = true; // a stale result next to an error would mislead
     showError(error);

@@ -120,8 +120,9 @@ async function query({ endpoint, params, nowMs }) {
   svc.setNow(nowMs ?? undefined);
   svc.clearCache();
   const started = performance.now();
-  const { result } = svc.query(endpoint, params, KEY);
-  return { rows: result, tookMs: performance.now() - started };
+  const { body, warning } = svc.queryRaw(endpoint, params, KEY);
+  const { result } = JSON.parse(body);
+  return { rows: result, warning, tookMs: performance.now() - started };
 }
 
 onmessage = async ({ data }) => {
