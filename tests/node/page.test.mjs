@@ -4,7 +4,7 @@
 // shown beside its control. Screenshots go to test-output/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -247,6 +247,12 @@ test("a file given again is skipped, not counted twice; Start over empties the p
   await page.setInputFiles("#files", [path.join(dir, "functions.json.gz")]);
   await page.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent));
   assert.match(await page.textContent("#summary"), /3,000 entries loaded .*\(0 edge, 3,000 function rows held\)/);
+  // A damaged saved analysis is refused, and what is held can still be asked.
+  const saved = readFileSync(path.join(dir, "analysis.logsnap"));
+  writeFileSync(path.join(dir, "broken.logsnap"), saved.subarray(0, saved.length - 10));
+  await page.setInputFiles("#files", [path.join(dir, "broken.logsnap")]);
+  await page.waitForFunction(() => /Could not read the files/.test(document.querySelector("#summary").textContent));
+  assert.equal(await page.isDisabled("#run"), false);
 });
 
 test("a cut-off gzip keeps the entries before the cut and says where it ended", async () => {

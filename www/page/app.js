@@ -131,6 +131,10 @@ function fillChoices(catalog) {
     const first = projects[input.dataset.stream]?.[0];
     if (!input.value && first) input.value = first;
   }
+  // Only where it is required (combined-stats): elsewhere it narrows the answer.
+  for (const input of document.querySelectorAll('.field[data-param="function_id"][data-required="true"] input')) {
+    if (!input.value && catalog.functions[0]) input.value = catalog.functions[0];
+  }
 }
 
 /** Downloads what is held as a saved analysis, to open here again later. */
@@ -197,6 +201,7 @@ function parameterField(endpoint, parameter) {
   field.className = "field";
   field.dataset.param = parameter.name;
   field.dataset.for = endpoint.name;
+  field.dataset.required = String(parameter.required);
   const id = `${endpoint.name}-${parameter.name}`.replace(/[^A-Za-z0-9_-]/g, "-");
   const label = document.createElement("label");
   label.htmlFor = id;
