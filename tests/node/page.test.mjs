@@ -128,7 +128,7 @@ test("usage.api-counts: four series charted, counts match", async () => {
   await run("usage.api-counts", params);
   const expected = reference.query("usage.api-counts", params, "k").result;
   const rows = await tableRows();
-  assert.deepEqual(rows.map((r) => r[0]), expected.map((r) => r.timestamp));
+  assert.deepEqual(rows.map((r) => r[0]), expected.map((r) => `${r.timestamp}Z`));
   assert.deepEqual(rows.map((r) => r[1]), expected.map((r) => r.total_rest_requests.toLocaleString("en-US")));
   assert.ok(await chartDrawn());
   assert.equal(await page.locator(".u-legend .u-series").count(), 5, "x plus four series");

@@ -305,10 +305,13 @@ function escape(text) {
   return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 }
 
-function displayValue(column, value) {
+/** A cell as people read it; `decimals`: the places every number of its column shows. */
+function displayValue(column, value, decimals = 0) {
   if (value === null || value === undefined) return "–";
   if (column === "timestamp" && typeof value === "number") return new Date(value / 1000).toISOString().replace(".000Z", "Z");
-  if (typeof value === "number") return Number.isInteger(value) ? value.toLocaleString() : value.toFixed(2);
+  // Bucket times some endpoints give as text are UTC, as the others' are.
+  if (column === "timestamp" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/.test(value)) return `${value}Z`;
+  if (typeof value === "number") return value.toLocaleString(undefined, { minimumFractionDigits: decimals, maximumFractionDigits: Math.max(decimals, 0) });
   if (typeof value === "object") return JSON.stringify(value);
   return value;
 }
@@ -335,6 +338,8 @@ function showTable(rows) {
     return;
   }
   const columns = Object.keys(rows[0]);
+  // A column with any fraction shows two places in every row, so its numbers line up.
+  const decimals = Object.fromEntries(columns.map((c) => [c, rows.some((r) => typeof r[c] === "number" && !Number.isInteger(r[c])) ? 2 : 0]));
   let sortColumn = null;
   let ascending = true;
   const render = () => {
@@ -344,7 +349,7 @@ function showTable(rows) {
       return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
     });
     const head = `<thead><tr>${columns.map((c) => `<th scope="col" tabindex="0" data-column="${c}"${c === sortColumn ? ` aria-sort="${ascending ? "ascending" : "descending"}"` : ""}>${c.replaceAll("_", " ")}</th>`).join("")}</tr></thead>`;
-    const body = sorted.map((r) => `<tr>${columns.map((c) => `<td>${escape(displayValue(c, r[c]))}</td>`).join("")}</tr>`).join("");
+    const body = sorted.map((r) => `<tr>${columns.map((c) => `<td>${escape(displayValue(c, r[c], decimals[c]))}</td>`).join("")}</tr>`).join("");
     table.innerHTML = `${head}<tbody>${body}</tbody>`;
   };
   const sortBy = (column) => {
