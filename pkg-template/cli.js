@@ -318,6 +318,14 @@ async function main(argv) {
     process.stderr.write(`warning: ${plural(totals.rejected, "entry", "entries")} rejected, e.g. ${totals.reasons.join("; ")}\n`);
   }
   if (totals.accepted === 0 && !options.open) throw new InputError(`no log entries could be read from ${options.logs.join(", ")}`);
+  // Entries are answered per project: held without one, no endpoint finds them.
+  const stats = svc.stats();
+  const catalog = svc.catalog();
+  const unnamed = [
+    stats.edgeEntries && !catalog.edgeProjects.length && plural(stats.edgeEntries, "edge entry", "edge entries"),
+    stats.functionRows && !catalog.functionProjects.length && plural(stats.functionRows, "function row", "function rows"),
+  ].filter(Boolean);
+  if (unnamed.length) process.stderr.write(`warning: none of the ${unnamed.join(" or ")} names a project (a \`project\` field or column; metadata.project_ref for functions): the endpoints answer per project and will find nothing\n`);
   if (options.save) {
     try {
       writeFileSync(options.save, svc.snapshot());

@@ -226,6 +226,13 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.match(twice.stderr, /warning: \.\.\/[^ ]+\/functions\.json\.gz is the same file as functions\.json\.gz; it is read once/);
   assert.match(twice.stderr, /warning: functions\.json\.gz is given twice; it is read once/);
 
+  // Entries that name no project are held, and the CLI says the endpoints will not find them.
+  writeFileSync(path.join(dir, "no-project.ndjson"), ndjson(edge.slice(0, 3).map(({ project: _, ...rest }) => rest)));
+  const unnamed = cli("query", "usage.api-requests-count", "--logs", "no-project.ndjson", "--param", `project=${project}`);
+  assert.equal(unnamed.status, 0, unnamed.stderr);
+  assert.match(unnamed.stderr, /warning: none of the 3 edge entries names a project/);
+  assert.doesNotMatch(cli("query", "usage.api-requests-count", "--logs", "edge.ndjson", "--param", `project=${project}`).stderr, /names a project/);
+
   // Default now is the newest entry, so old downloads still show data.
   const latest = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");
   assert.equal(latest.status, 0, latest.stderr);
