@@ -158,7 +158,12 @@ function readableSize(file) {
 function onceEach(files) {
   const seen = new Map();
   return files.filter((file) => {
-    const stat = statSync(file);
+    let stat;
+    try {
+      stat = statSync(file, { bigint: true });
+    } catch (e) {
+      throw unreadable(file, e);
+    }
     if (!stat.isFile()) return true;
     const key = `${stat.dev}:${stat.ino}`;
     const first = seen.get(key);

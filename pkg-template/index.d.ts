@@ -72,6 +72,8 @@ export declare class LogFeed {
   /** The next piece of the input, split anywhere. */
   push(bytes: Uint8Array): void;
   finish(): FeedReport;
+  /** `finish` for an input that broke off (a cut download, a damaged gzip stream): the whole entries before the break are kept, the one it went through is left out. */
+  finishCut(): FeedReport;
   readonly entries: number;
   readonly accepted: number;
   free(): void;

@@ -1461,6 +1461,15 @@ impl JsLogFeed {
         to_js(&report)
     }
 
+    /// `finish` for an input that broke off (a cut download, a damaged gzip
+    /// stream): the whole entries before the break are kept, the one it went
+    /// through is left out.
+    #[wasm_bindgen(js_name = finishCut)]
+    pub fn finish_cut(&mut self) -> Result<JsValue, JsValue> {
+        let report = self.feed.finish_cut(&mut self.service.borrow_mut())?;
+        to_js(&report)
+    }
+
     /// Entries seen so far.
     #[wasm_bindgen(getter)]
     pub fn entries(&self) -> usize {

@@ -174,6 +174,19 @@ impl LogFeed {
 
     /// Ingests everything still pending and says what happened.
     pub fn finish(&mut self, service: &mut LogEndpoints) -> Result<FeedReport> {
+        self.finish_input(service, false)
+    }
+
+    /// `finish` for an input that broke off (a cut download, a damaged gzip
+    /// stream): the whole entries before the break are kept, and the one it
+    /// went through is left out, since what was read of it is not what was
+    /// written (a cut number reads as another number). An array's elements
+    /// and CSV records are read up to the break.
+    pub fn finish_cut(&mut self, service: &mut LogEndpoints) -> Result<FeedReport> {
+        self.finish_input(service, true)
+    }
+
+    fn finish_input(&mut self, service: &mut LogEndpoints, cut: bool) -> Result<FeedReport> {
         if let Framing::Undecided = self.framing {
             // A one-line input: decide on what there is.
             let text = std::mem::take(&mut self.carry);
@@ -185,6 +198,17 @@ impl LogFeed {
             }
         }
         match std::mem::replace(&mut self.framing, Framing::Lines) {
+            Framing::Array(text) if cut => {
+                // The bytes up to the break: a character it split is not text.
+                let valid = match std::str::from_utf8(&text) {
+                    Ok(all) => all,
+                    Err(e) => std::str::from_utf8(text.get(..e.valid_up_to()).unwrap_or_default())
+                        .unwrap_or_default(),
+                };
+                for entry in whole_elements(valid) {
+                    self.add(service, entry.as_bytes())?;
+                }
+            }
             Framing::Array(text) => {
                 let text = std::str::from_utf8(&text).map_err(|e| Error::UnreadableFile {
                     reason: format!("{} is not UTF-8 text ({e})", self.source),
@@ -197,10 +221,25 @@ impl LogFeed {
                     self.add(service, entry.get().as_bytes())?;
                 }
             }
-            Framing::Csv(text) => self.add_csv(service, &text)?,
+            Framing::Csv(mut text) => {
+                if cut {
+                    // Records end at a line end; the one the break went through does not.
+                    let whole = text
+                        .iter()
+                        .rposition(|&b| b == b'\n')
+                        .map_or(0, |end| end + 1);
+                    text.truncate(whole);
+                }
+                // A header cut off names no columns: there is nothing to read.
+                if !text.is_empty() {
+                    self.add_csv(service, &text)?;
+                }
+            }
             _ => {
                 let last = std::mem::take(&mut self.carry);
-                self.add_line(service, &last)?;
+                if !cut {
+                    self.add_line(service, &last)?;
+                }
             }
         }
         self.flush(service, Stream::Edge)?;
@@ -244,7 +283,11 @@ impl LogFeed {
         let unreadable = |e: csv::Error| Error::UnreadableFile {
             reason: format!("{source} is not readable CSV ({e})"),
         };
-        let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text);
+        // Header names are read trimmed, as `csv_header` reads them.
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .trim(csv::Trim::Headers)
+            .from_reader(text);
         let headers = reader.headers().map_err(unreadable)?.clone();
         if !headers.iter().any(|column| column == "id") {
             // Every entry would be refused for it: say so once, naming the column.
@@ -324,6 +367,36 @@ impl LogFeed {
     }
 }
 
+/// The elements of a JSON array that broke off, up to the last whole one.
+fn whole_elements(text: &str) -> Vec<&str> {
+    let mut elements = Vec::new();
+    let Some(mut rest) = text.trim_start().strip_prefix('[') else {
+        return elements;
+    };
+    loop {
+        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<&RawValue>();
+        let Some(Ok(element)) = values.next() else {
+            return elements;
+        };
+        rest = rest
+            .get(values.byte_offset()..)
+            .unwrap_or_default()
+            .trim_start();
+        // An element is whole once what follows it is: a `,` or the `]`.
+        match rest.as_bytes().first() {
+            Some(b',') => {
+                elements.push(element.get());
+                rest = rest.get(1..).unwrap_or_default();
+            }
+            Some(b']') => {
+                elements.push(element.get());
+                return elements;
+            }
+            _ => return elements,
+        }
+    }
+}
+
 /// The column names of the input's first line when it reads as a CSV header
 /// (not JSON, and naming `timestamp`, as every log export does).
 fn csv_header(start: &[u8]) -> Option<Vec<String>> {
@@ -388,6 +461,61 @@ mod tests {
             feeder.push(&mut svc, chunk).unwrap();
         }
         (feeder.finish(&mut svc).unwrap(), svc)
+    }
+
+    /// An input cut at every byte keeps exactly the entries wholly before
+    /// the cut, in each framing, and never one the cut went through.
+    #[test]
+    fn a_cut_input_keeps_the_whole_entries_before_the_cut() {
+        let entry = |i: usize| EDGE.replace("\"e1\"", &format!("\"e{i}\""));
+        let entries: Vec<String> = (0..4).map(entry).collect();
+        let ndjson = entries.join("\n") + "\n";
+        let array = format!("[{}]", entries.join(",\n "));
+        let csv = {
+            let mut text = String::from("id,timestamp,project,metadata\n");
+            for i in 0..4 {
+                text.push_str(&format!(
+                    "e{i},17951777960{i:05},p,\"[{{\"\"request\"\":[]}}]\"\n"
+                ));
+            }
+            text
+        };
+        for (name, input) in [("ndjson", &ndjson), ("array", &array), ("csv", &csv)] {
+            // Where each entry's text ends in the input: it is whole from there on.
+            let ends: Vec<usize> = match name {
+                "csv" => csv
+                    .match_indices('\n')
+                    .skip(1)
+                    .map(|(i, _)| i + 1)
+                    .collect(),
+                _ => (0..4)
+                    .map(|i| input.find(&entries[i]).unwrap() + entries[i].len())
+                    .collect(),
+            };
+            for cut in 0..=input.len() {
+                let mut svc = service();
+                let mut feeder = LogFeed::new(None, "cut", 64).unwrap();
+                feeder.push(&mut svc, &input.as_bytes()[..cut]).unwrap();
+                let report = feeder.finish_cut(&mut svc).unwrap();
+                let whole = ends
+                    .iter()
+                    .filter(|&&end| match name {
+                        // A line is whole with its line end; an element with what follows it.
+                        "ndjson" => end < cut,
+                        "array" => input
+                            .get(end..cut)
+                            .is_some_and(|after| after.trim_start().starts_with([',', ']'])),
+                        _ => end <= cut,
+                    })
+                    .count();
+                assert_eq!(
+                    (report.report.accepted, report.report.rejected_total),
+                    (whole, 0),
+                    "{name} cut at {cut}: {:?}",
+                    &input[..cut]
+                );
+            }
+        }
     }
 
     #[test]
@@ -513,6 +641,10 @@ mod tests {
             ),
             "{message}"
         );
+        // Names are read trimmed, as the header is recognised.
+        let spaced = "timestamp, id ,project\n1795177796000000,e1,p\n";
+        let (report, _) = feed_in_pieces(spaced, 5, 64);
+        assert_eq!(report.report.accepted, 1, "{report:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 // shown beside its control. Screenshots go to test-output/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
@@ -244,24 +244,29 @@ test("a file given again is skipped, not counted twice; Start over empties the p
   assert.deepEqual(counts, expected.map((r) => r.count.toLocaleString("en-US")), "each entry counted once");
   await page.click("#start-over");
   await page.waitForFunction(() => document.querySelector("#run").disabled && document.querySelector("#summary").children.length === 0);
+  const projectFields = await page.$$eval('.field[data-param="project"] input', (inputs) => inputs.map((i) => i.value));
+  assert.deepEqual(new Set(projectFields), new Set([""]), "fields filled from the old files are emptied");
   await page.setInputFiles("#files", [path.join(dir, "functions.json.gz")]);
   await page.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent));
   assert.match(await page.textContent("#summary"), /3,000 entries loaded .*\(0 edge, 3,000 function rows held\)/);
   // A damaged saved analysis is refused, and what is held can still be asked.
-  const saved = readFileSync(path.join(dir, "analysis.logsnap"));
+  const saved = reference.snapshot();
   writeFileSync(path.join(dir, "broken.logsnap"), saved.subarray(0, saved.length - 10));
   await page.setInputFiles("#files", [path.join(dir, "broken.logsnap")]);
   await page.waitForFunction(() => /Could not read the files/.test(document.querySelector("#summary").textContent));
   assert.equal(await page.isDisabled("#run"), false);
 });
 
-test("a cut-off gzip keeps the entries before the cut and says where it ended", async () => {
-  const whole = gzipSync(ndjson(edge));
-  writeFileSync(path.join(dir, "cut.ndjson.gz"), whole.subarray(0, Math.floor(whole.length * 0.6)));
-  const summary = await loadFresh([path.join(dir, "cut.ndjson.gz")]);
-  const loaded = Number(summary.match(/([\d,]+) entries loaded/)[1].replaceAll(",", ""));
-  assert.ok(loaded > 1000 && loaded < 3000, `the readable part is kept: ${summary}`);
-  assert.match(summary, /cut\.ndjson\.gz ends early \(damaged or cut off gzip\); the [\d,]+ entries before it were read/);
+test("a cut-off gzip keeps the whole entries before the cut and says where it ended, NDJSON or a JSON array", async () => {
+  for (const [name, text] of [["cut.ndjson.gz", ndjson(edge)], ["cut.json.gz", JSON.stringify(edge)]]) {
+    const whole = gzipSync(text);
+    writeFileSync(path.join(dir, name), whole.subarray(0, Math.floor(whole.length * 0.6)));
+    const summary = await loadFresh([path.join(dir, name)]);
+    const loaded = Number(summary.match(/([\d,]+) entries loaded/)[1].replaceAll(",", ""));
+    assert.ok(loaded > 1000 && loaded < 3000, `the readable part is kept: ${summary}`);
+    assert.match(summary, new RegExp(`${name.replaceAll(".", "\\.")} ends early \\(damaged or cut off gzip\\); the ${loaded.toLocaleString("en-US")} whole entries before the break were read`));
+    assert.doesNotMatch(summary, /rejected/, "the entry the cut went through is left out, not read damaged");
+  }
 });
 
 test("files without a project, or a CSV without ids, are explained", async () => {

@@ -271,6 +271,7 @@ test("a batch sent again is kept once: twice in a row, after a restart, and unde
       const ids = (await res.json()).result.map((r) => r.id).sort();
       assert.deepEqual(ids, [...[0, 1, 2, 3, 4].map((i) => `keyed-a-${i}`), ...[0, 1, 2, 3, 4].map((i) => `once-${i}`)].sort());
       assert.equal((await post(restarted, "edge_logs", batch("keyed-c"), { "Idempotency-Key": "job-17" })).status, 422, "remembered across a restart");
+      assert.equal((await send(restarted, batch("keyed-a"), { "Idempotency-Key": "job-17" })).duplicate, true, "with its content, across a restart");
     } finally {
       await restarted.dispose();
     }

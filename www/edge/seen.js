@@ -13,7 +13,9 @@ export class SeenBatches {
     // A table made before the content was kept gains its column (its rows' content: NULL, unknown).
     try {
       sql.exec("ALTER TABLE seen ADD COLUMN content TEXT");
-    } catch {}
+    } catch (e) {
+      if (!/duplicate column/i.test(e.message)) throw e;
+    }
   }
 
   /**

@@ -48,7 +48,13 @@ let loading = Promise.resolve();
 
 function load(files) {
   const list = [...files];
-  loading = loading.then(() => loadNow(list));
+  if (list.length === 0) return loading; // a drop of text or a link
+  return queue(() => loadNow(list));
+}
+
+/** Runs `step` after the loads before it; a step that fails is reported and the next still runs. */
+function queue(step) {
+  loading = loading.then(step).catch((e) => addSummary(`<p class="warn">${escape(e.message)}</p>`));
   return loading;
 }
 
@@ -150,9 +156,12 @@ $("#save").addEventListener("click", async () => {
 
 /** Empties the page: nothing held, no file read, no result shown. */
 $("#start-over").addEventListener("click", () => {
-  loading = loading.then(async () => {
-    showHeld(await ask({ type: "start-over" }).then((stats) => ({ stats, catalog: { edgeProjects: [], functionProjects: [], functions: [], newestTimestamp: null } })));
+  queue(async () => {
+    const stats = await ask({ type: "start-over" });
     readFiles.clear();
+    // Fields filled from the old files' projects and functions are emptied, to be filled from the next.
+    for (const input of document.querySelectorAll('.field[data-param="project"] input, .field[data-param="function_id"] input')) input.value = "";
+    showHeld({ stats, catalog: { edgeProjects: [], functionProjects: [], functions: [], newestTimestamp: null } });
     $("#summary").replaceChildren();
     $("#progress-box").hidden = true;
     $("#answer").hidden = true;

@@ -68,8 +68,10 @@ async function ingest({ files, stream }) {
       // A gzip stream that breaks off (a cut download) ends the file there:
       // what was read before it is kept, and the summary says where it ended.
       let cut = null;
+      let unpacked = 0;
       try {
         for await (const bytes of bytesOf(file, (read) => (fileBytes += read))) {
+          unpacked += bytes.byteLength;
           feed.push(bytes);
           const now = performance.now();
           if (now - lastReport > 100) {
@@ -80,11 +82,15 @@ async function ingest({ files, stream }) {
         }
       } catch (e) {
         if (!(e instanceof TypeError)) throw e;
-        cut = feed.entries === 0
-          ? `${file.name} is not valid gzip`
-          : `${file.name} ends early (damaged or cut off gzip); the ${feed.entries.toLocaleString("en-US")} entries before it were read`;
+        cut = e;
       }
-      const done = feed.finish();
+      // The module keeps the whole entries before a break, in any framing.
+      const done = cut ? feed.finishCut() : feed.finish();
+      if (cut) {
+        cut = unpacked === 0
+          ? `${file.name} is not valid gzip`
+          : `${file.name} ends early (damaged or cut off gzip); the ${done.entries.toLocaleString("en-US")} whole entries before the break were read`;
+      }
       entries += done.entries;
       summary.accepted += done.accepted;
       summary.rejected += done.rejectedTotal;
