@@ -178,9 +178,13 @@ impl Endpoint for LogsAll {
         let cutoff = now.saturating_sub(query.tier.retention());
         let retention = || {
             let days = query.tier.retention() / DAY;
+            // The longest is every tier's limit (and the Management API route's, which takes none).
+            let who = match query.tier.retention() {
+                LONGEST_RETENTION => "logs are kept".to_owned(),
+                _ => format!("{} keeps", query.tier.name()),
+            };
             format!(
-                "{} keeps {days} day{}, from {}",
-                query.tier.name(),
+                "{who} {days} day{}, from {}",
                 if days == 1 { "" } else { "s" },
                 format_rfc3339(cutoff)
             )

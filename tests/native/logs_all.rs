@@ -266,4 +266,11 @@ fn empty_or_clipped_ranges_carry_a_warning() {
         ))
     );
     assert_eq!(answer(&mut svc, "PAYG", NOW - 10 * DAY, NOW).warning, None);
+    assert_eq!(
+        answer(&mut svc, "ENTERPRISE", NOW - 100 * DAY, NOW).warning.as_deref(),
+        Some(&*format!(
+            "the range begins before the retention window (logs are kept 90 days, from {}): only the part after that is searched",
+            at(NOW - 90 * DAY)
+        ))
+    );
 }
