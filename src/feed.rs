@@ -283,7 +283,7 @@ impl LogFeed {
         let unreadable = |e: csv::Error| Error::UnreadableFile {
             reason: format!("{source} is not readable CSV ({e})"),
         };
-        // Header names are read trimmed, as `csv_header` reads them.
+        // Header names are read trimmed, as `is_csv_header` reads them.
         let mut reader = csv::ReaderBuilder::new()
             .flexible(true)
             .trim(csv::Trim::Headers)
@@ -397,30 +397,19 @@ fn whole_elements(text: &str) -> Vec<&str> {
     }
 }
 
-/// The column names of the input's first line when it reads as a CSV header
-/// (not JSON, and naming `timestamp`, as every log export does).
-fn csv_header(start: &[u8]) -> Option<Vec<String>> {
+/// Whether the input's first line reads as a CSV header: not JSON, and
+/// naming `timestamp`, as every log export does (`add_csv` then asks for `id`).
+fn is_csv_header(start: &[u8]) -> bool {
     let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
     if matches!(line.first(), Some(b'{' | b'[') | None) {
-        return None;
+        return false;
     }
-    let names: Vec<String> = line
-        .split(|&b| b == b',')
-        .map(|name| {
-            String::from_utf8_lossy(name)
-                .trim()
-                .trim_matches('"')
-                .to_owned()
-        })
-        .collect();
-    names
-        .iter()
-        .any(|name| name == "timestamp")
-        .then_some(names)
-}
-
-fn is_csv_header(start: &[u8]) -> bool {
-    csv_header(start).is_some()
+    line.split(|&b| b == b',').any(|name| {
+        String::from_utf8_lossy(name)
+            .trim()
+            .trim_matches('"')
+            .eq("timestamp")
+    })
 }
 
 /// Writes one CSV cell as the JSON value of its column: `metadata` is kept as
