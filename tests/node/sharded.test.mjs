@@ -124,6 +124,12 @@ test("every endpoint, by name and by UUID, answers as one store holding every en
     if (expected.result.length > 0) nonEmpty++;
   }
   assert.ok(nonEmpty > 40, `most answers of known projects have rows (${nonEmpty})`);
+  // A range that reaches past the retention carries its warning through the merge of the shards' answers.
+  const params = { project: largest, project_tier: "FREE", iso_timestamp_start: "2020-01-01T00:00:00Z" };
+  const clipped = await get("logs.all", params);
+  assert.deepEqual(await clipped.json(), reference.query("logs.all", params, QUERY_KEY));
+  assert.ok(Number(clipped.headers.get("X-Shards")) >= 1);
+  assert.match(clipped.headers.get("X-Endpoint-Warning") ?? "", /the range begins before the retention window \(FREE keeps 1 day/);
 });
 
 test("a large project is split by time: its answers come from several day shards", async () => {
