@@ -263,6 +263,9 @@ pub enum RejectReason {
     NegativeTimestamp(String),
     TimestampOutOfRange(String),
     UnreadableMetadata(String),
+    /// Readable, but holding nothing any endpoint of its stream reads by:
+    /// kept, it would never be found (an entry sent to the other stream).
+    Unfindable(Stream),
 }
 
 impl fmt::Display for RejectReason {
@@ -303,6 +306,12 @@ impl fmt::Display for RejectReason {
             RejectReason::UnreadableMetadata(detail) => {
                 write!(f, "unreadable `metadata` ({detail})")
             }
+            RejectReason::Unfindable(Stream::Edge) => f.write_str(
+                "no `project` and no request URL in `metadata`, so no endpoint could find it (an edge function log entry? those go to function_edge_logs)",
+            ),
+            RejectReason::Unfindable(_) => f.write_str(
+                "no `metadata[].project_ref`, so no endpoint could find it (an edge request log entry? those go to edge_logs)",
+            ),
         }
     }
 }
@@ -928,6 +937,11 @@ pub(crate) fn read_edge<'a>(
             }
         }
     }
+    // logs.all and the request counts find an entry by its project, the
+    // URL patterns by its URLs: with neither, nothing ever reads it.
+    if head.project.is_none() && requests.iter().all(|r| r.url.is_none()) {
+        return Err(RejectReason::Unfindable(Stream::Edge));
+    }
     Ok(StagedEdge {
         timestamp: head.timestamp,
         id: head.id,
@@ -945,11 +959,14 @@ pub(crate) fn read_function<'a>(
     rows: &mut Vec<StagedInvocation<'a>>,
 ) -> Reading<()> {
     let head = read_head(raw, form, index)?;
-    let Some(metadata) = head.metadata else {
-        return Ok(());
+    let records: Repeated<FunctionMetadata> = match head.metadata {
+        Some(metadata) => serde_json::from_str(metadata).map_err(unreadable_metadata)?,
+        None => Repeated::default(),
     };
-    let records: Repeated<FunctionMetadata> =
-        serde_json::from_str(metadata).map_err(unreadable_metadata)?;
+    // Every function endpoint reads by `project_ref`: without one, nothing ever reads the entry.
+    if records.0.iter().all(|record| record.project_ref.is_none()) {
+        return Err(RejectReason::Unfindable(Stream::Function));
+    }
     for record in records.0 {
         let statuses: Vec<Option<i64>> = if record.response.0.is_empty() {
             vec![None]

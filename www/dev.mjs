@@ -20,18 +20,40 @@ import { distributed, workerOptions, ROOT } from "./miniflare-options.mjs";
 import { serveStatic } from "./static-server.mjs";
 import { functionIds, generate, ndjson, projectRefs } from "../scripts/generate-logs.mjs";
 
-const { values: options } = parseArgs({
-  options: {
-    port: { type: "string", default: String(process.env.PORT ?? 8787) },
-    "page-port": { type: "string" },
-    host: { type: "string", default: "127.0.0.1" },
-    state: { type: "string", default: "www/.state" },
-    fresh: { type: "boolean", default: false },
-    "no-sample": { type: "boolean", default: false },
-  },
-});
+const USAGE = `usage: node www/dev.mjs [--host 127.0.0.1] [--port 8787] [--page-port 8788]
+                        [--state www/.state] [--fresh] [--no-sample]
+  --port       the worker's port (default $PORT or 8787); the page is served on the next one
+  --page-port  the browser page's port
+  --host       the address to listen on (0.0.0.0 in a container)
+  --state      the folder of the objects' storage and the dev keys (relative to the checkout)
+  --fresh      start from empty storage
+  --no-sample  load no sample logs (neither are they with API_KEYS or INGEST_KEYS set)
+Settings (API_KEYS, INGEST_KEYS, MAX_STORE_BYTES, ...) come from the environment: see the README.`;
+let options;
+try {
+  ({ values: options } = parseArgs({
+    options: {
+      port: { type: "string", default: String(process.env.PORT ?? 8787) },
+      "page-port": { type: "string" },
+      host: { type: "string", default: "127.0.0.1" },
+      state: { type: "string", default: "www/.state" },
+      fresh: { type: "boolean", default: false },
+      "no-sample": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }));
+} catch (e) {
+  console.error(`${e.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const port = Number(options.port);
 const stateDir = path.resolve(ROOT, options.state);
+// Inside the checkout by its relative path, elsewhere by its own.
+const shownState = path.relative(ROOT, stateDir).startsWith("..") ? stateDir : path.relative(ROOT, stateDir);
 if (options.fresh) rmSync(stateDir, { recursive: true, force: true });
 mkdirSync(stateDir, { recursive: true });
 
@@ -80,7 +102,7 @@ if (sample && !existsSync(sampleMarker)) {
 } else if (sample) {
   console.log(`using the logs stored in ${path.relative(ROOT, stateDir)} (start with --fresh for new samples)`);
 } else {
-  console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${path.relative(ROOT, stateDir)}`);
+  console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${shownState}`);
 }
 for (const [name, keys] of [["API_KEYS", apiKeys], ["INGEST_KEYS", ingestKeys]]) {
   if (!keys.trim()) console.log(`warning: ${name} is empty: every call that needs such a key is refused with 401, and /health answers 503`);

@@ -61,8 +61,9 @@ fn a_mixed_batch_is_split_by_shard() {
         r#"not json"#,
         r#"{"id":"c","timestamp":3,"project":"p1"}"#,
         r#"{"id":"e","timestamp":1000000000000000,"project":"p1"}"#,
-        r#"{"id":"d","timestamp":4}"#,
+        r#"{"id":"d","timestamp":4,"metadata":[{"request":[{"url":"https://d.supabase.co/rest/v1/t"}]}]}"#,
         r#"{"timestamp":5,"project":"p2"}"#,
+        r#"{"id":"f","timestamp":6}"#,
     ]
     .join("\n");
     let split = service()
@@ -102,7 +103,7 @@ fn a_mixed_batch_is_split_by_shard() {
     assert_eq!(got, expected);
     let report = service().ingest("edge_logs", batch.as_bytes()).unwrap();
     assert_eq!(split.report.rejected, report.rejected);
-    assert_eq!(split.report.rejected_total, 2);
+    assert_eq!(split.report.rejected_total, 3);
     assert_eq!(split.report.accepted, report.accepted);
 }
 
