@@ -100,7 +100,7 @@ if (sample && !existsSync(sampleMarker)) {
   await distributed(mf, { timeoutMs: 120_000 });
   writeFileSync(sampleMarker, new Date().toISOString());
 } else if (sample) {
-  console.log(`using the logs stored in ${path.relative(ROOT, stateDir)} (start with --fresh for new samples)`);
+  console.log(`using the logs stored in ${shownState} (start with --fresh for new samples)`);
 } else {
   console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${shownState}`);
 }
