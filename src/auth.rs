@@ -155,6 +155,11 @@ impl KeyRing {
             None if other_purpose && purpose == Purpose::Ingest => Err(Error::Forbidden {
                 reason: "this key may query but not ingest logs".into(),
             }),
+            // Said as plainly the other way: the holder has the key, and a
+            // 401 would send them looking for a typo.
+            None if other_purpose => Err(Error::Forbidden {
+                reason: "this key may ingest but not query logs".into(),
+            }),
             None => Err(Error::InvalidApiKey),
         }
     }
@@ -191,7 +196,9 @@ mod tests {
         );
         assert_eq!(
             ring.check(Some("writer"), Purpose::Query).unwrap_err(),
-            Error::InvalidApiKey
+            Error::Forbidden {
+                reason: "this key may ingest but not query logs".into()
+            }
         );
         assert_eq!(
             ring.check(Some("nope"), Purpose::Ingest).unwrap_err(),

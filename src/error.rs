@@ -73,7 +73,7 @@ errors! {
         "the key is not one of the configured keys";
     /// The key is valid but restricted away from this endpoint or project.
     Forbidden { reason: String } => 403, "forbidden",
-        "the key is restricted away from the endpoint or project, or a query key was used to ingest";
+        "the key is restricted away from the endpoint or project, or is a key of the other kind (a query key used to ingest, an ingest key used to query)";
     /// No endpoint has this name or UUID.
     EndpointNotFound { name_or_uuid: String } => 404, "endpoint_not_found",
         "no endpoint has this name or UUID (only after a valid key)";

@@ -97,7 +97,8 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
     return result.length > 0 && result;
   }, "the batch to be queryable");
   assert.equal(rows[0].event_message, "GET /rest/v1/todos");
-  // The ingest token reads nothing.
+  // The ingest token reads nothing, and is told why.
   const refused = await fetch(`${base}/api/endpoints/query/logs.all?project=default`, { headers: { "x-api-key": PUBLIC_TOKEN } });
-  assert.equal(refused.status, 401);
+  assert.equal(refused.status, 403);
+  assert.match((await refused.json()).error.message, /this key may ingest but not query logs/);
 });
