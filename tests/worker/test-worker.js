@@ -12,12 +12,16 @@
 // - a shard's POST /test/trap-next-snapshot: its next snapshot write traps (a flag kept in
 //   its SQLite, so that it holds for the next instance's wake);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
-//   nothing until the runtime restarts (the hold lives in memory only).
+//   nothing until the runtime restarts (the hold lives in memory only);
+// - an ingest partition's POST /test/seen-from-before: its table of kept keys
+//   rewritten as a build before content hashes wrote it (no `content` column),
+//   then opened again, as the next build's object opens it.
 // The cron acts as of its scheduled time, whatever FIXED_NOW_MS says.
 import { Front, handlers } from "../../www/edge/front.js";
 import { DirectoryObject as ProductDirectory } from "../../www/edge/directory.js";
 import { ShardObject as ProductShard } from "../../www/edge/shard.js";
 import { IngestObject as ProductIngest } from "../../www/edge/ingest.js";
+import { SeenBatches } from "../../www/edge/seen.js";
 
 const HOOKS = ["X-Test-Now-Ms", "X-Test-Trap", "X-Test-Corrupt-Snapshot"];
 
@@ -60,6 +64,14 @@ export class IngestObject extends ProductIngest {
     if (new URL(request.url).pathname === "/test/hold") {
       this.held = true;
       return Response.json({ held: true });
+    }
+    if (new URL(request.url).pathname === "/test/seen-from-before") {
+      const rows = this.sql.exec("SELECT key, received_ms FROM seen").toArray();
+      this.sql.exec("DROP TABLE seen");
+      this.sql.exec("CREATE TABLE seen (key TEXT PRIMARY KEY, received_ms INTEGER NOT NULL)");
+      for (const { key, received_ms } of rows) this.sql.exec("INSERT INTO seen (key, received_ms) VALUES (?, ?)", key, received_ms);
+      this.seen = new SeenBatches(this.sql);
+      return Response.json({ keys: rows.length });
     }
     return super.fetch(request);
   }
