@@ -142,9 +142,10 @@ test("logs.all: an expandable list with the metadata tree", async () => {
   const items = page.locator("#logs > details");
   assert.equal(await items.count(), expected.length);
   assert.match(await items.first().locator(":scope > summary").textContent(), new RegExp(expected[0].event_message.slice(0, 20).replace(/[|.]/g, "\\$&")));
+  assert.equal(await items.first().locator(".tree").count(), 0, "an entry's metadata is drawn when it is opened");
   await items.first().locator(":scope > summary").click();
-  assert.match(await items.first().textContent(), new RegExp(`id ${expected[0].id}`));
   assert.match(await items.first().locator(".tree").first().textContent(), /status_code/);
+  assert.match(await items.first().textContent(), new RegExp(`id ${expected[0].id}`));
   await page.screenshot({ path: path.join(OUT, "page-logs-all.png"), fullPage: true });
 });
 
@@ -275,6 +276,28 @@ test("files without a project, or a CSV without ids, are explained", async () =>
   writeFileSync(path.join(dir, "no-id.csv"), "timestamp,event_message,metadata\n1795177796000000,GET /,[]\n");
   assert.match(await loadFresh([path.join(dir, "no-id.csv")]), /no-id\.csv has no `id` column \(its columns: timestamp, event_message, metadata\)/);
   assert.equal(await page.isDisabled("#run"), true);
+});
+
+test("an entry of megabytes shows its start, and all of it on request", async () => {
+  const [sample] = edge;
+  const message = `POST /rest/v1/upload ${"x".repeat(3 << 20)}`;
+  const body = "b".repeat(1 << 20);
+  const huge = { ...sample, id: "00000000-0000-4000-8000-00000000beef", event_message: message, metadata: [{ ...sample.metadata[0], body }] };
+  writeFileSync(path.join(dir, "huge.ndjson"), ndjson([huge]));
+  assert.match(await loadFresh([path.join(dir, "huge.ndjson")]), /1 entries? loaded/);
+  await run("logs.all", { project: huge.project, project_tier: "PAYG" });
+  const item = page.locator("#logs > details").first();
+  const summary = await item.locator(":scope > summary").textContent();
+  assert.ok(summary.length < 400 && summary.includes("POST /rest/v1/upload") && summary.endsWith("…"), `the summary is one line: ${summary.length} characters`);
+  assert.equal(await item.locator(".tree").count(), 0);
+  await item.locator(":scope > summary").click();
+  await item.locator(".tree").first().waitFor();
+  const more = (n) => `show all (${n.toLocaleString("en-US")} more characters)`;
+  const buttons = item.locator("button.show-all");
+  assert.deepEqual(await buttons.allTextContents(), [more(message.length - 2000), more(JSON.stringify(body).length - 2000)]);
+  await buttons.last().click();
+  assert.equal(await item.locator(".tree .str").filter({ hasText: "bbbb" }).evaluate((e) => e.textContent), JSON.stringify(body));
+  assert.equal(await buttons.count(), 1, "the message stays cut until asked");
 });
 
 test("the keyboard alone opens the file chooser and sorts a table", async () => {

@@ -377,21 +377,50 @@ function showTable(rows) {
   render();
 }
 
-/** The metadata as a tree of nested lists; objects and arrays fold. */
-function tree(value) {
+/** Characters of an entry's message shown in its one-line summary. */
+const SUMMARY_CHARS = 300;
+/** Characters of a long string shown in the metadata tree before "show all". */
+const SHOWN_CHARS = 2000;
+
+/** `text`, cut to `limit` characters with an ellipsis. */
+function clipped(text, limit) {
+  return text.length > limit ? `${text.slice(0, limit)}…` : text;
+}
+
+/**
+ * `text` in a span of class `kind`: past `SHOWN_CHARS`, its start and a
+ * button that shows it all (`longStrings` keeps it).
+ */
+function shown(text, kind, longStrings) {
+  if (text.length <= SHOWN_CHARS) return `<span class="${kind}">${escape(text)}</span>`;
+  longStrings.push(text);
+  const more = (text.length - SHOWN_CHARS).toLocaleString("en-US");
+  return `<span class="${kind}">${escape(text.slice(0, SHOWN_CHARS))}…</span> <button type="button" class="show-all" data-long="${longStrings.length - 1}">show all (${more} more characters)</button>`;
+}
+
+/**
+ * The metadata as a tree of nested lists; objects and arrays fold. A string
+ * longer than `SHOWN_CHARS` shows its start (`shown`): one entry of a log
+ * can be megabytes.
+ */
+function tree(value, longStrings) {
   if (value === null || typeof value !== "object") {
     const kind = typeof value === "string" ? "str" : typeof value === "number" ? "num" : "lit";
-    return `<span class="${kind}">${escape(JSON.stringify(value))}</span>`;
+    return shown(JSON.stringify(value), kind, longStrings);
   }
   const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
   const items = entries.map(([k, v]) => {
     const nested = v !== null && typeof v === "object";
     const label = `<span class="key">${escape(k)}</span>: `;
-    return nested ? `<li><details open><summary>${label}${Array.isArray(v) ? `[${v.length}]` : "{…}"}</summary>${tree(v)}</details></li>` : `<li>${label}${tree(v)}</li>`;
+    return nested ? `<li><details open><summary>${label}${Array.isArray(v) ? `[${v.length}]` : "{…}"}</summary>${tree(v, longStrings)}</details></li>` : `<li>${label}${tree(v, longStrings)}</li>`;
   });
   return `<ul class="tree">${items.join("")}</ul>`;
 }
 
+/**
+ * The entries as a list of one-line summaries. An entry's id and metadata
+ * are drawn when it is first opened, so a list of large entries opens at once.
+ */
 function showLogs(rows) {
   const list = $("#logs");
   if (rows.length === 0) {
@@ -399,9 +428,25 @@ function showLogs(rows) {
     return;
   }
   list.innerHTML = rows
-    .map((r) => `<details><summary>${escape(displayValue("timestamp", r.timestamp))} · ${escape(r.event_message ?? "")}</summary>` +
-      `<p class="hint">id ${escape(r.id)}</p>${tree(r.metadata)}</details>`)
+    .map((r, i) => `<details data-row="${i}"><summary>${escape(displayValue("timestamp", r.timestamp))} · ${escape(clipped(r.event_message ?? "", SUMMARY_CHARS))}</summary></details>`)
     .join("");
+  const longStrings = [];
+  for (const item of list.children) {
+    item.addEventListener("toggle", () => {
+      if (!item.open || item.dataset.drawn) return;
+      item.dataset.drawn = "true";
+      const r = rows[Number(item.dataset.row)];
+      const message = r.event_message ?? "";
+      const fullMessage = message.length > SUMMARY_CHARS ? `<p class="message">${shown(message, "str", longStrings)}</p>` : "";
+      item.insertAdjacentHTML("beforeend", `${fullMessage}<p class="hint">id ${escape(r.id)}</p>${tree(r.metadata, longStrings)}`);
+    });
+  }
+  list.onclick = (e) => {
+    const button = e.target.closest("button.show-all");
+    if (!button) return;
+    button.previousElementSibling.textContent = longStrings[Number(button.dataset.long)];
+    button.remove();
+  };
 }
 
 const SERIES = {
