@@ -21,6 +21,9 @@ const USAGE = `usage:
                       [--save SNAPSHOT] [--now latest|now|ISO-8601|epoch]
                       [--stream edge_logs|function_edge_logs] [--format json|csv|table]
   log-endpoints endpoints [--format json|table]
+  log-endpoints --version
+
+  --logs - reads standard input (gzip or not).
 
   --save writes what the logs became (a snapshot) so that --open answers later
   queries without reading the logs again. --now epoch numbers are read by
@@ -42,6 +45,7 @@ const OPTIONS = {
   format: { type: "string", default: "json" },
   stream: { type: "string" },
   help: { type: "boolean", short: "h", default: false },
+  version: { type: "boolean", default: false },
 };
 
 /** The option a misspelt one most likely meant (same start, or at most two edits away). */
@@ -114,7 +118,7 @@ function progressReporter(label, totalBytes) {
  * told from the first chunk, so that a pipe (`--logs <(…)`) reads too.
  */
 async function* fileBytes(file) {
-  const chunks = createReadStream(file)[Symbol.asyncIterator]();
+  const chunks = (file === "-" ? process.stdin : createReadStream(file))[Symbol.asyncIterator]();
   let first = Buffer.alloc(0);
   let ended = false;
   while (first.length < 2 && !ended) {
@@ -142,6 +146,7 @@ function unreadable(file, e) {
 
 /** A file's size, or an InputError saying why it cannot be read (a directory among the reasons). */
 function readableSize(file) {
+  if (file === "-") return 0;
   try {
     const stat = statSync(file);
     if (stat.isDirectory()) throw Object.assign(new Error("directory"), { code: "EISDIR" });
@@ -158,6 +163,7 @@ function readableSize(file) {
 function onceEach(files) {
   const seen = new Map();
   return files.filter((file) => {
+    if (file === "-") return true;
     let stat;
     try {
       stat = statSync(file, { bigint: true });
@@ -178,22 +184,33 @@ async function ingestFile(svc, file, forcedStream, totals) {
   const size = readableSize(file);
   const input = fileBytes(file);
   const progress = progressReporter(file, size);
+  const name = file === "-" ? "standard input" : file;
   let feed;
   let bytesRead = 0;
   try {
-    feed = new LogFeed(svc, { stream: forcedStream, source: file });
-    for await (const chunk of input) {
-      bytesRead += chunk.length;
-      feed.push(chunk);
-      progress.update(bytesRead, feed.entries);
+    feed = new LogFeed(svc, { stream: forcedStream, source: name });
+    let cut = false;
+    try {
+      for await (const chunk of input) {
+        bytesRead += chunk.length;
+        feed.push(chunk);
+        progress.update(bytesRead, feed.entries);
+      }
+    } catch (e) {
+      const gzipBroke = e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR";
+      if (!gzipBroke) throw e;
+      if (bytesRead === 0) throw new InputError(`${name} is not valid gzip`);
+      cut = true;
     }
-    const done = feed.finish();
+    // The module keeps the whole entries before a break, in any framing.
+    const done = cut ? feed.finishCut() : feed.finish();
+    if (cut) process.stderr.write(`warning: ${name} ends early (damaged or cut-off gzip); the ${plural(done.entries, "whole entry", "whole entries")} before the break ${done.entries === 1 ? "was" : "were"} read\n`);
     totals.accepted += done.accepted;
     totals.rejected += done.rejectedTotal;
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
   } catch (e) {
-    if (e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR") throw new InputError(`${file} is not valid gzip`);
-    if (typeof e.code === "string" && e.syscall) throw unreadable(file, e);
+    if (e instanceof InputError) throw e;
+    if (typeof e.code === "string" && e.syscall) throw unreadable(name, e);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.
     if (typeof e.status === "number") throw new InputError(e.message);
     throw e;
@@ -269,6 +286,10 @@ function toTable(rows) {
 async function main(argv) {
   const options = parseArgs(argv);
   const [command, endpoint] = options.positional;
+  if (options.version) {
+    process.stdout.write(`${JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")).version}\n`);
+    return 0;
+  }
   if (options.help || !command) {
     process.stdout.write(USAGE + "\n");
     return options.help ? 0 : 2;
@@ -330,6 +351,9 @@ async function main(argv) {
     stats.edgeEntries && !catalog.edgeProjects.length && plural(stats.edgeEntries, "edge entry", "edge entries"),
     stats.functionRows && !catalog.functionProjects.length && plural(stats.functionRows, "function row", "function rows"),
   ].filter(Boolean);
+  const info = svc.endpoints().find((e) => [e.name, e.id, ...e.aliases].includes(endpoint) || e.id === endpoint.toLowerCase());
+  const held = info?.stream === "edge_logs" ? stats.edgeEntries : stats.functionRows;
+  if (info && held === 0) process.stderr.write(`warning: ${info.name} reads ${info.stream}, and no ${info.stream === "edge_logs" ? "edge" : "function"} entries were read from the logs given\n`);
   if (unnamed.length) process.stderr.write(`warning: none of the ${unnamed.join(" or ")} names a project (a \`project\` field or column; metadata.project_ref for functions): the endpoints answer per project and will find nothing\n`);
   if (options.save) {
     try {

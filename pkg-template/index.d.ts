@@ -45,7 +45,7 @@ export declare class LogEndpoints {
   static isSnapshot(bytes: Uint8Array): boolean;
   /** Epoch ms of a time as query parameters read one: ISO 8601 (no zone is UTC) or a number whose magnitude says its unit (s, ms, µs, ns); throws 400 naming `time`. */
   static parseTime(text: string): number;
-  endpoints(): EndpointInfo[];
+  endpoints(): (EndpointInfo & { name: EndpointName; aliases: EndpointAlias[] })[];
   warmCache(): WarmReport;
   clearCache(): void;
   setNow(nowMs?: number | null): void;
@@ -69,8 +69,8 @@ export declare class LogEndpoints {
 /** A log file fed in pieces: framed, routed by stream and ingested in batches by the module. */
 export declare class LogFeed {
   constructor(service: LogEndpoints, options?: FeedOptions);
-  /** The next piece of the input, split anywhere. */
-  push(bytes: Uint8Array): void;
+  /** The next piece of the input, split anywhere: bytes, or text. */
+  push(bytes: Uint8Array | string): void;
   finish(): FeedReport;
   /** `finish` for an input that broke off (a cut download, a damaged gzip stream): the whole entries before the break are kept, the one it went through is left out. */
   finishCut(): FeedReport;

@@ -138,6 +138,14 @@ impl KeyRing {
     /// compared, always. A query key presented for ingest is refused with 403
     /// (it is a real key, just not one that may write); any other mismatch is 401.
     pub fn check(&self, presented: Option<&str>, purpose: Purpose) -> Result<&ApiKey> {
+        if !self.keys.iter().any(|key| key.purpose == purpose) {
+            return Err(Error::NoApiKeys {
+                purpose: match purpose {
+                    Purpose::Query => "query (`apiKeys`, API_KEYS)",
+                    Purpose::Ingest => "ingest (`ingestKeys`, INGEST_KEYS)",
+                },
+            });
+        }
         let presented = presented
             .filter(|k| !k.is_empty())
             .ok_or(Error::MissingApiKey)?;
@@ -204,6 +212,15 @@ mod tests {
             ring.check(Some("nope"), Purpose::Ingest).unwrap_err(),
             Error::InvalidApiKey
         );
+        // With no keys of a kind, the configuration is at fault: 503, which a
+        // shipper retries (a 401 would make it drop the batch).
+        let readers_only = KeyRing::new(vec![ApiKey::new("reader").unwrap()]);
+        let none = readers_only.check(Some("reader"), Purpose::Ingest).unwrap_err();
+        assert_eq!((none.status(), none.code()), (503, "no_api_keys"));
+        assert!(none.to_string().contains("no ingest (`ingestKeys`, INGEST_KEYS) keys"));
+        let empty = KeyRing::new(Vec::new());
+        let none = empty.check(None, Purpose::Query).unwrap_err();
+        assert!(none.to_string().contains("no query (`apiKeys`, API_KEYS) keys"), "{none}");
         assert!(constant_time_eq(b"", b""));
         assert!(!constant_time_eq(b"a", b""));
     }

@@ -41,6 +41,12 @@ export interface LogEndpointsOptions {
   /** Fixed clock, epoch milliseconds; the host clock when absent. */
   now?: number;
   limits?: { maxBatchBytes?: number; maxBatchEntries?: number; maxStoreBytes?: number; maxReportedRejections?: number; maxParamBytes?: number; maxRegexBytes?: number };
+  /** Where sealed text blocks are kept outside the engine's memory: `put` stores a block under a numeric key (a throw keeps it in memory), `get` returns it. */
+  blockStorage?: BlockStorage;
+}
+export interface BlockStorage {
+  put(key: number, bytes: Uint8Array): unknown;
+  get(key: number): Uint8Array | ArrayBuffer | null | undefined;
 }
 export interface Rejection { index: number; reason: string }
 export interface IngestReport {
@@ -1450,9 +1456,18 @@ impl JsLogFeed {
         })
     }
 
-    /// Adds the next piece of the input (any split).
-    pub fn push(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
-        Ok(self.feed.push(&mut self.service.borrow_mut(), bytes)?)
+    /// Adds the next piece of the input (any split): a `Uint8Array` or a
+    /// string. Taken as a `JsValue`: wasm-bindgen's own conversion read a
+    /// string as other bytes, and its entries were refused as not JSON.
+    pub fn push(&mut self, bytes: JsValue) -> Result<(), JsValue> {
+        let piece = match (bytes.dyn_ref::<Uint8Array>(), bytes.as_string()) {
+            (Some(array), _) => array.to_vec(),
+            (None, Some(text)) => text.into_bytes(),
+            (None, None) => {
+                return Err(Error::invalid("bytes", "must be a Uint8Array or a string").into())
+            }
+        };
+        Ok(self.feed.push(&mut self.service.borrow_mut(), &piece)?)
     }
 
     /// Ingests what is pending → `{ entries, accepted, rejected, rejectedTotal, newestTimestamp }`.

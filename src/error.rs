@@ -64,13 +64,19 @@ errors! {
         "a required parameter is absent or empty";
     /// A parameter is present but its value cannot be used.
     InvalidParameter { name: String, reason: String } => 400, "invalid_parameter",
-        "malformed timestamp, invalid or too large regex, unknown `usage.api-counts` or `functions.combined-stats` interval, a Management API `logs.all` range over 24 hours, a value over 4096 bytes, a non-string value, a bad POST body, a JS argument of the wrong type (a number as the endpoint, stream, path or key)";
+        "malformed timestamp, invalid or too large regex, unknown `usage.api-counts` or `functions.combined-stats` interval, a Management API `logs.all` range over 24 hours, a value over 4096 bytes, an object or array as a value (numbers and booleans are read as their text, as in a query string), a bad POST body, a JS argument of the wrong type (a number as the endpoint, stream, path or key)";
     /// No API key was supplied.
     MissingApiKey => 401, "missing_api_key",
         "no key in `X-API-KEY`, `Authorization: Bearer` or `api_key`; checked before anything else, so nothing is revealed to a bad key";
     /// The API key is not one of the configured keys.
     InvalidApiKey => 401, "invalid_api_key",
         "the key is not one of the configured keys";
+    /// The service holds no key of the kind a call needs (no query keys, or
+    /// no ingest keys), so no such call can be let in: its configuration, not
+    /// the caller, is at fault, and a shipper that retries loses nothing once
+    /// keys are set (a 401 would make it drop the batch).
+    NoApiKeys { purpose: &'static str } => 503, "no_api_keys",
+        "the service has no keys of the kind the call needs (query: the `apiKeys` option, the worker's `API_KEYS`; ingest: `ingestKeys`, `INGEST_KEYS`)";
     /// The key is valid but restricted away from this endpoint or project.
     Forbidden { reason: String } => 403, "forbidden",
         "the key is restricted away from the endpoint or project, or is a key of the other kind (a query key used to ingest, an ingest key used to query)";
@@ -216,6 +222,10 @@ impl fmt::Display for Error {
                 "missing API key: send it in the X-API-KEY header (or Authorization: Bearer, or api_key)"
             ),
             Error::InvalidApiKey => write!(f, "invalid API key"),
+            Error::NoApiKeys { purpose } => write!(
+                f,
+                "this service has no {purpose} keys, so it lets no such call in: configure at least one"
+            ),
             Error::Forbidden { reason } => write!(f, "forbidden: {reason}"),
             Error::EndpointNotFound { name_or_uuid } => {
                 write!(f, "no endpoint named or with id `{name_or_uuid}`")

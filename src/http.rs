@@ -48,14 +48,14 @@ impl From<&Error> for HttpAnswer {
 impl HttpAnswer {
     /// `GET /health` (reveals nothing of the data, needs no key): up, or
     /// 503 naming the keys that are missing (`missing`: the settings' names),
-    /// since without them every batch or query is refused with 401 and a
+    /// since without them every batch or query is refused (503 `no_api_keys`) and a
     /// green health check would hide it.
     pub fn health(missing: &[&str]) -> HttpAnswer {
         match missing {
             [] => HttpAnswer::new(200, Vec::new(), r#"{"status":"ok"}"#.to_owned()),
             _ => {
                 let reason = format!(
-                    "no {} configured: every call that needs one is refused with 401",
+                    "no {} configured: every call that needs one is refused (503 no_api_keys)",
                     missing.join(" and no ")
                 );
                 let body = serde_json::json!({"status": "unconfigured", "reason": reason});

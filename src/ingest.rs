@@ -399,12 +399,18 @@ impl Framed<'_> {
     }
 }
 
+/// How a gzip stream begins (RFC 1952): a batch or file given still compressed.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 /// Batch framing: the raw JSON text of each entry, in order. A batch is a
 /// JSON array of entries, an object whose one field `batch` is that array
 /// (Logflare's form), a single entry object, or (`Framing::Detect`) NDJSON.
 pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed<'_>>> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
-        reason: format!("not valid UTF-8 ({e})"),
+        reason: match bytes.starts_with(&GZIP_MAGIC) {
+            true => "it is gzip-compressed: decompress it first (over HTTP, send it with `Content-Encoding: gzip`)".into(),
+            false => format!("not valid UTF-8 ({e})"),
+        },
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let trimmed = text.trim_start();

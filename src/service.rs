@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::auth::{ApiKey, KeyRing, Purpose};
 use crate::cache::{QueryAnswer, ResultCache};
-use crate::endpoints::{ignored_parameters_warning, registry, EndpointInfo, EndpointKind, Query};
+use crate::endpoints::{parameters_warning, registry, EndpointInfo, EndpointKind, Query};
 use crate::error::{Error, ErrorReport, Result};
 use crate::http::{HttpAnswer, HttpRequest};
 use crate::ingest::{
@@ -739,6 +739,11 @@ impl LogEndpoints {
             framing,
             entries: form,
         } = form.into();
+        if crate::snapshot::has_magic(batch) {
+            return Err(Error::UnreadableBatch {
+                reason: "it is a saved store (a snapshot), not logs: open it with `LogEndpoints.fromSnapshot` (the CLI's `--open`)".into(),
+            });
+        }
         let entries = frame_batch(batch, framing, &self.limits)?;
         let mut report = IngestReport::new(self.limits.max_reported_rejections);
         match source.stream {
@@ -1077,7 +1082,7 @@ impl LogEndpoints {
         let query = call.parse(kind, params, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
-        let warnings: Vec<String> = [ignored_parameters_warning(kind, params), query.warning(now)]
+        let warnings: Vec<String> = [parameters_warning(kind, params), query.warning(now)]
             .into_iter()
             .flatten()
             .collect();

@@ -33,12 +33,12 @@ pub const SETTINGS: &[Setting] = &[
     Setting {
         name: "API_KEYS",
         meaning: "query keys: a comma-separated list, or a JSON array of keys and restricted keys (`[\"k1\", {\"key\": \"k2\", \"projects\": [\"abc\"], \"endpoints\": [\"logs.all\"]}]`); the main job makes a development key when unset",
-        default: "none: every query is refused with 401, and `/health` answers 503",
+        default: "none: every query is refused with 503 `no_api_keys`, and `/health` answers 503",
     },
     Setting {
         name: "INGEST_KEYS",
         meaning: "comma-separated ingest keys; the main job makes a development key when unset",
-        default: "none: every batch is refused with 401, and `/health` answers 503",
+        default: "none: every batch is refused with 503 `no_api_keys` (a shipper retries it until keys are set), and `/health` answers 503",
     },
     Setting {
         name: "FIXED_NOW_MS",

@@ -105,7 +105,7 @@ if (sample && !existsSync(sampleMarker)) {
   console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${shownState}`);
 }
 for (const [name, keys] of [["API_KEYS", apiKeys], ["INGEST_KEYS", ingestKeys]]) {
-  if (!keys.trim()) console.log(`warning: ${name} is empty: every call that needs such a key is refused with 401, and /health answers 503`);
+  if (!keys.trim()) console.log(`warning: ${name} is empty: every call that needs such a key is refused with 503 no_api_keys, and /health answers 503`);
 }
 
 // One example per endpoint, from the endpoints' own descriptions: every

@@ -176,23 +176,95 @@ macro_rules! registry {
 
 /// `sql` and `lql` replace an endpoint's query where query sandboxing is
 /// enabled. It is disabled for every endpoint here, so, as Logflare does, they
-/// are ignored, but never silently: this is the warning the answer carries.
-pub fn ignored_parameters_warning(kind: EndpointKind, params: &Params) -> Option<String> {
-    let ignored: Vec<&str> = ["sql", "lql"]
+/// are ignored, but never silently.
+const SANDBOX_PARAMETERS: [&str; 2] = ["sql", "lql"];
+
+/// Taken by every route beside an endpoint's own parameters: the key, when a
+/// query string carries it (`http`).
+const ROUTE_PARAMETERS: [&str; 1] = ["api_key"];
+
+/// What the answer says of the parameters as sent, beside its rows: `sql` and
+/// `lql` ignored; a name the endpoint does not take (a misspelt
+/// `project_tier` would otherwise answer with the default tier's rows
+/// without a word), with the closest one it takes; a name given more than
+/// once, whose last value counts (as Logflare's parser does).
+pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String> {
+    let mut warnings = Vec::new();
+    let ignored: Vec<String> = SANDBOX_PARAMETERS
         .into_iter()
         .filter(|name| params.get(name).is_some())
+        .map(|name| format!("`{name}`"))
         .collect();
-    (!ignored.is_empty()).then(|| {
-        format!(
+    if !ignored.is_empty() {
+        warnings.push(format!(
             "parameter {} ignored: query sandboxing is disabled for endpoint {}",
-            ignored
-                .iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(" and "),
+            ignored.join(" and "),
             kind.name()
-        )
-    })
+        ));
+    }
+    let taken: Vec<&str> = kind.spec().parameters.iter().map(|p| p.name).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for name in params.names() {
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        let known = taken.contains(&name)
+            || SANDBOX_PARAMETERS.contains(&name)
+            || ROUTE_PARAMETERS.contains(&name);
+        if !known {
+            let shown: String = name.chars().take(64).collect();
+            warnings.push(match closest(name, &taken) {
+                Some(meant) => {
+                    format!("unknown parameter `{shown}` ignored (did you mean `{meant}`?)")
+                }
+                None => format!(
+                    "unknown parameter `{shown}` ignored ({} takes {})",
+                    kind.name(),
+                    taken.join(", ")
+                ),
+            });
+        }
+        let times = params.names().filter(|&other| other == name).count();
+        if known && times > 1 {
+            warnings.push(format!(
+                "parameter `{name}` given {times} times: the last value is used"
+            ));
+        }
+    }
+    (!warnings.is_empty()).then(|| warnings.join("; "))
+}
+
+/// The name in `names` a misspelling of `name` most likely meant: at most two
+/// edits (one for a short name) away, ignoring case.
+fn closest<'n>(name: &str, names: &[&'n str]) -> Option<&'n str> {
+    let name = name.to_ascii_lowercase();
+    let allowed = if name.len() <= 4 { 1 } else { 2 };
+    names
+        .iter()
+        .map(|&candidate| (edit_distance(&name, candidate), candidate))
+        .filter(|&(distance, _)| distance <= allowed)
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance over bytes.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.bytes().enumerate() {
+        let mut row = Vec::with_capacity(b.len() + 1);
+        row.push(i + 1);
+        for ((y, diagonal), above) in b.bytes().zip(&previous).zip(previous.iter().skip(1)) {
+            let left = row.last().copied().unwrap_or(usize::MAX - 1);
+            row.push(
+                (diagonal + usize::from(x != y))
+                    .min(above + 1)
+                    .min(left + 1),
+            );
+        }
+        previous = row;
+    }
+    previous.last().copied().unwrap_or(0)
 }
 
 registry! {

@@ -207,14 +207,49 @@ fn missing_project_or_tier() {
             "parameter `sql` and `lql` ignored: query sandboxing is disabled for endpoint logs.all"
         )
     );
-    // Undeclared parameters are ignored.
-    assert!(run(
+    // Undeclared parameters are ignored, as Logflare does, and named: a
+    // misspelt one with the name it likely meant, since the answer is then
+    // the default's.
+    let free = run(
         &mut svc,
         "logs.all",
-        &[("project", "p"), ("project_tier", "FREE"), ("color", "red")],
-        NOW
+        &[("project", "p"), ("project_tier", "FREE")],
+        NOW,
     )
-    .is_ok());
+    .unwrap();
+    let mut warned = |params: &[(&str, &str)]| {
+        let answer = run(&mut svc, "logs.all", params, NOW).unwrap();
+        (answer.body, answer.warning.unwrap_or_default())
+    };
+    let (body, warning) = warned(&[("project", "p"), ("project_tier", "FREE"), ("color", "red")]);
+    assert_eq!(body, free.body);
+    assert_eq!(
+        warning,
+        "unknown parameter `color` ignored (logs.all takes project, project_tier, iso_timestamp_start, iso_timestamp_end)"
+    );
+    let (_, misspelt) = warned(&[
+        ("project", "p"),
+        ("project_teir", "PRO"),
+        ("Iso_Timestamp_Strat", ""),
+    ]);
+    assert_eq!(
+        misspelt,
+        "unknown parameter `project_teir` ignored (did you mean `project_tier`?); \
+         unknown parameter `Iso_Timestamp_Strat` ignored (did you mean `iso_timestamp_start`?)"
+    );
+    // A repeated name: the last value counts, and the answer says so.
+    let (body, repeated) = warned(&[
+        ("project", "other"),
+        ("project", "p"),
+        ("project_tier", "FREE"),
+    ]);
+    assert_eq!(body, free.body);
+    assert_eq!(
+        repeated,
+        "parameter `project` given 2 times: the last value is used"
+    );
+    // The key in a query string is the route's, not unknown.
+    assert_eq!(warned(&[("project", "p"), ("api_key", "k")]).1, "");
 }
 
 /// A range that cannot match what was likely meant answers as the reference

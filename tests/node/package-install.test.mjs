@@ -167,6 +167,13 @@ const at: number = LogEndpoints.parseTime("2026-11-20T12:00:00");
 void fromString; void fromSearch; void at;
 try { svc.query("logs.all", { project: "p", project_tier: "FREE" }); } catch (e) { const err = e as LogEndpointsError; const s: number = err.status; const c: string = err.code; void s; void c; }
 void accepted; void id; void p95; void rest; void byId;
+const blocks = new Map<number, Uint8Array>();
+const kept = new LogEndpoints({ apiKeys: ["k"], blockStorage: { put: (key, bytes) => { blocks.set(key, bytes); }, get: (key) => blocks.get(key) } });
+for (const endpoint of kept.endpoints()) {
+  const raw: string = kept.queryRaw(endpoint.name, "project=p", "k").body;
+  const rows: unknown[] = kept.query(endpoint.name, "project=p", "k").result;
+  void raw; void rows;
+}
 `,
   );
   writeFileSync(
@@ -232,6 +239,29 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.equal(unnamed.status, 0, unnamed.stderr);
   assert.match(unnamed.stderr, /warning: none of the 3 edge entries names a project/);
   assert.doesNotMatch(cli("query", "usage.api-requests-count", "--logs", "edge.ndjson", "--param", `project=${project}`).stderr, /names a project/);
+
+  // A cut-off gzip keeps the whole entries before the break, and says so; a
+  // file that is not gzip past its first two bytes is refused.
+  const zipped = gzipSync(ndjson(fns));
+  writeFileSync(path.join(dir, "cut.ndjson.gz"), zipped.subarray(0, Math.floor(zipped.length * 0.6)));
+  const cut = cli("query", "functions.invocation-stats", "--logs", "cut.ndjson.gz", ...countParams);
+  assert.equal(cut.status, 0, cut.stderr);
+  const kept = Number(/the ([\d,]+) whole entries before the break were read/.exec(cut.stderr)?.[1].replaceAll(",", ""));
+  assert.ok(kept > fns.length / 3 && kept < fns.length, cut.stderr);
+  assert.doesNotMatch(cut.stderr, /rejected/, "the entry the cut went through is left out, not read damaged");
+  writeFileSync(path.join(dir, "not.gz"), Buffer.from([0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
+  assert.match(cli("query", "logs.all", "--logs", "not.gz", "--param", `project=${project}`).stderr, /^error: not\.gz is not valid gzip\n/);
+  // Standard input as `--logs -`; parameters the endpoint does not take, or
+  // given twice, and an endpoint whose stream no file held, are warned of.
+  const piped = spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), ["query", "functions.invocation-stats", "--logs", "-", ...countParams], { cwd: dir, encoding: "utf8", input: gzipSync(ndjson(fns)) });
+  assert.equal(piped.status, 0, piped.stderr);
+  assert.deepEqual(JSON.parse(piped.stdout), JSON.parse(once.stdout));
+  const careless = cli("query", "functions.invocation-stats", "--logs", "edge.ndjson", ...countParams, "--param", "intreval=1hr", "--param", "project=x");
+  assert.equal(careless.status, 0, careless.stderr);
+  assert.match(careless.stderr, /unknown parameter `intreval` ignored \(did you mean `interval`\?\)/);
+  assert.match(careless.stderr, /parameter `project` given 2 times: the last value is used/);
+  assert.match(careless.stderr, /functions\.invocation-stats reads function_edge_logs, and no function entries were read from the logs given/);
+  assert.match(cli("--version").stdout, /^\d+\.\d+\.\d+\n$/);
 
   // Default now is the newest entry, so old downloads still show data.
   const latest = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");

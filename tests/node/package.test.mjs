@@ -126,6 +126,10 @@ test("health: 503 naming the keys a deployment lacks (a green check would hide t
   assert.equal(noIngest.status, 503);
   assert.match(noIngest.body.reason, /^no INGEST_KEYS configured/);
   assert.match(answer({}).body.reason, /^no INGEST_KEYS and no API_KEYS configured/);
+  // A service given no query keys says so to a query, not "invalid API key".
+  const keyless = new LogEndpoints();
+  assert.throws(() => keyless.query("logs.all", { project: "p" }, "any"), (e) => e.status === 503 && e.code === "no_api_keys" && /no query \(`apiKeys`, API_KEYS\) keys/.test(e.message));
+  keyless.free();
 });
 
 test("parseTime reads a time as query parameters do: no zone is UTC, numbers by magnitude", () => {
