@@ -196,3 +196,17 @@ test("blockStorage keeps sealed text outside the engine: the same answers, a sna
   const forgetful = LogEndpoints.fromSnapshot(snapshot, { ...options, blockStorage: { put() {}, get: () => undefined } });
   assert.throws(() => forgetful.query("logs.all", params, "secret"), (e) => e.status === 503 && e.code === "storage_unavailable");
 });
+
+test("LogFeed takes bytes or text, split anywhere, and names `bytes` for anything else", () => {
+  const lines = [...generate({ stream: "edge_logs", count: 50, endMs: NOW, spanMs: 3600e3 })].map((e) => JSON.stringify(e)).join("\n");
+  for (const pieces of [[lines], [lines.slice(0, 1001), lines.slice(1001)], [Buffer.from(lines.slice(0, 700)), lines.slice(700)]]) {
+    const svc = new LogEndpoints({ apiKeys: ["k"] });
+    const feed = new LogFeed(svc);
+    for (const piece of pieces) feed.push(piece);
+    const report = feed.finish();
+    assert.deepEqual([report.accepted, report.rejectedTotal], [50, 0]);
+    assert.throws(() => feed.push(5), (e) => e.status === 400 && e.parameter === "bytes" && /must be a Uint8Array or a string/.test(e.message));
+    feed.free();
+    svc.free();
+  }
+});
