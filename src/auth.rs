@@ -215,12 +215,20 @@ mod tests {
         // With no keys of a kind, the configuration is at fault: 503, which a
         // shipper retries (a 401 would make it drop the batch).
         let readers_only = KeyRing::new(vec![ApiKey::new("reader").unwrap()]);
-        let none = readers_only.check(Some("reader"), Purpose::Ingest).unwrap_err();
+        let none = readers_only
+            .check(Some("reader"), Purpose::Ingest)
+            .unwrap_err();
         assert_eq!((none.status(), none.code()), (503, "no_api_keys"));
-        assert!(none.to_string().contains("no ingest (`ingestKeys`, INGEST_KEYS) keys"));
+        assert!(none
+            .to_string()
+            .contains("no ingest (`ingestKeys`, INGEST_KEYS) keys"));
         let empty = KeyRing::new(Vec::new());
         let none = empty.check(None, Purpose::Query).unwrap_err();
-        assert!(none.to_string().contains("no query (`apiKeys`, API_KEYS) keys"), "{none}");
+        assert!(
+            none.to_string()
+                .contains("no query (`apiKeys`, API_KEYS) keys"),
+            "{none}"
+        );
         assert!(constant_time_eq(b"", b""));
         assert!(!constant_time_eq(b"a", b""));
     }

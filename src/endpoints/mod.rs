@@ -202,26 +202,25 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
             kind.name()
         ));
     }
-    let taken: Vec<&str> = kind.spec().parameters.iter().map(|p| p.name).collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for name in params.names() {
-        if seen.contains(&name) {
+    let taken = kind.spec().parameters;
+    for (at, name) in params.names().enumerate() {
+        // Each name once, where it first comes.
+        if params.names().position(|other| other == name) != Some(at) {
             continue;
         }
-        seen.push(name);
-        let known = taken.contains(&name)
+        let known = taken.iter().any(|p| p.name == name)
             || SANDBOX_PARAMETERS.contains(&name)
             || ROUTE_PARAMETERS.contains(&name);
         if !known {
             let shown: String = name.chars().take(64).collect();
-            warnings.push(match closest(name, &taken) {
+            warnings.push(match closest(name, taken) {
                 Some(meant) => {
                     format!("unknown parameter `{shown}` ignored (did you mean `{meant}`?)")
                 }
                 None => format!(
                     "unknown parameter `{shown}` ignored ({} takes {})",
                     kind.name(),
-                    taken.join(", ")
+                    taken.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
                 ),
             });
         }
@@ -237,15 +236,15 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
 
 /// The name in `names` a misspelling of `name` most likely meant: at most two
 /// edits (one for a short name) away, ignoring case.
-fn closest<'n>(name: &str, names: &[&'n str]) -> Option<&'n str> {
+fn closest(name: &str, parameters: &[Parameter]) -> Option<&'static str> {
     let name = name.to_ascii_lowercase();
     let allowed = if name.len() <= 4 { 1 } else { 2 };
-    names
+    parameters
         .iter()
-        .map(|&candidate| (edit_distance(&name, candidate), candidate))
+        .map(|p| (edit_distance(&name, p.name), p.name))
         .filter(|&(distance, _)| distance <= allowed)
         .min_by_key(|&(distance, _)| distance)
-        .map(|(_, candidate)| candidate)
+        .map(|(_, meant)| meant)
 }
 
 /// Levenshtein distance over bytes.
