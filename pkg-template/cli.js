@@ -225,7 +225,7 @@ function describeEndpoints(endpoints) {
   const lines = [];
   for (const e of endpoints) {
     const cache = e.cacheSeconds ? `cached ${e.cacheSeconds} s` : "not cached";
-    lines.push(`${e.name}  (${e.id}; ${e.stream}; ${cache}; at most ${e.maxRows} rows)`, `  ${e.summary}`);
+    lines.push(`${e.name}  (${e.id}; ${e.stream}; ${cache})`, `  ${e.summary}`);
     for (const p of e.parameters) {
       const values = p.values.length ? ` = ${p.values.join(" | ")}` : "";
       lines.push(`  --param ${p.name}${values}${p.required ? "" : "  (optional)"}`, `      ${p.meaning}`);

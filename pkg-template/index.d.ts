@@ -29,7 +29,7 @@ export type Batch = readonly object[] | string | Uint8Array;
 export declare class LogEndpoints {
   constructor(options?: LogEndpointsOptions);
   ingest(stream: StreamName, batch: Batch): IngestReport;
-  /** Throws (401/403) unless `apiKey` is one of `ingestKeys`. */
+  /** Throws (401/403) unless `apiKey` is one of `ingestKeys`; 503 `no_api_keys` when there are none. */
   authorizeIngest(apiKey?: string | null): void;
   query(endpoint: EndpointUuid | EndpointAlias, params: Record<string, string> | URLSearchParams | string, apiKey?: string): { result: unknown[] };
   /** Parameters as a query string or `URLSearchParams` are not checked by the compiler; the rows are typed. */

@@ -76,6 +76,7 @@ export interface EndpointInfo {
   summary: string;
   /** The log stream it reads. */
   stream: "edge_logs" | "function_edge_logs";
+  /** The endpoint's row limit (Logflare's `max_limit`); its query may return fewer (logs.all: the newest 100). */
   maxRows: number;
   cacheSeconds: number | null;
   cacheWarmingSeconds: number | null;

@@ -67,7 +67,7 @@ errors! {
         "malformed timestamp, invalid or too large regex, unknown `usage.api-counts` or `functions.combined-stats` interval, a Management API `logs.all` range over 24 hours, a value over 4096 bytes, an object or array as a value (numbers and booleans are read as their text, as in a query string), a bad POST body, a JS argument of the wrong type (a number as the endpoint, stream, path or key)";
     /// No API key was supplied.
     MissingApiKey => 401, "missing_api_key",
-        "no key in `X-API-KEY`, `Authorization: Bearer` or `api_key`; checked before anything else, so nothing is revealed to a bad key";
+        "no key in `X-API-KEY`, `Authorization: Bearer` or `api_key`; checked before anything else but whether the service has keys at all (`no_api_keys`), so nothing is revealed to a bad key";
     /// The API key is not one of the configured keys.
     InvalidApiKey => 401, "invalid_api_key",
         "the key is not one of the configured keys";
@@ -136,7 +136,7 @@ errors! {
         "a part of the deployment did not answer or is restarting; retry";
     /// The batch could not be written to durable storage and was not kept.
     StorageUnavailable { reason: String } => 503, "storage_unavailable",
-        "a storage write failed: the batch was not kept; retry";
+        "a storage write failed (the batch was not kept; retry), or a text block the store keeps in the host's storage is missing or changed when read (logs.all)";
 }
 
 impl Error {
