@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::ingest::{is_blank, IngestReport, Rejection, Stream};
+use crate::ingest::{is_blank, is_csv_header, IngestReport, Rejection, Stream};
 use crate::json;
 use crate::service::LogEndpoints;
 
@@ -395,21 +395,6 @@ fn whole_elements(text: &str) -> Vec<&str> {
             _ => return elements,
         }
     }
-}
-
-/// Whether the input's first line reads as a CSV header: not JSON, and
-/// naming `timestamp`, as every log export does (`add_csv` then asks for `id`).
-fn is_csv_header(start: &[u8]) -> bool {
-    let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
-    if matches!(line.first(), Some(b'{' | b'[') | None) {
-        return false;
-    }
-    line.split(|&b| b == b',').any(|name| {
-        String::from_utf8_lossy(name)
-            .trim()
-            .trim_matches('"')
-            .eq("timestamp")
-    })
 }
 
 /// Writes one CSV cell as the JSON value of its column: `metadata` is kept as

@@ -399,6 +399,22 @@ impl Framed<'_> {
     }
 }
 
+/// Whether the input's first line reads as a CSV header: not JSON, and
+/// naming `timestamp`, as every log export does (`LogFeed` reads such a
+/// file, and asks for `id`; a batch is refused saying so).
+pub(crate) fn is_csv_header(start: &[u8]) -> bool {
+    let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
+    if matches!(line.first(), Some(b'{' | b'[') | None) {
+        return false;
+    }
+    line.split(|&b| b == b',').any(|name| {
+        String::from_utf8_lossy(name)
+            .trim()
+            .trim_matches('"')
+            .eq("timestamp")
+    })
+}
+
 /// How a gzip stream begins (RFC 1952): a batch or file given still compressed.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
@@ -439,6 +455,11 @@ pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed
             reason: format!(
                 "the body is not JSON ({detail}); it was sent as application/json (send NDJSON as application/x-ndjson)"
             ),
+        });
+    }
+    if is_csv_header(trimmed.as_bytes()) {
+        return Err(Error::UnreadableBatch {
+            reason: "it is CSV (its first line is a header naming `timestamp`): a batch is JSON or NDJSON; CSV exports are read as files (`LogFeed`, the CLI, the page)".into(),
         });
     }
     // NDJSON: one entry per non-blank line; a line that is not JSON is rejected on its own.
