@@ -1082,10 +1082,25 @@ impl LogEndpoints {
         let query = call.parse(kind, params, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
-        let warnings: Vec<String> = [parameters_warning(kind, params), query.warning(now)]
-            .into_iter()
-            .flatten()
-            .collect();
+        let path_wins = match call {
+            Call::Management { project_ref, .. } => params
+                .get("project")
+                .filter(|&sent| sent != project_ref)
+                .map(|_| {
+                    format!(
+                        "parameter `project` ignored: the path names the project (`{project_ref}`)"
+                    )
+                }),
+            Call::Logflare { .. } => None,
+        };
+        let warnings: Vec<String> = [
+            parameters_warning(kind, params),
+            path_wins,
+            query.warning(now),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         Ok((query, (!warnings.is_empty()).then(|| warnings.join("; "))))
     }
 

@@ -15,6 +15,7 @@ import { LogEndpoints } from "log-endpoints";
 import { randomBytes } from "node:crypto";
 import { parseArgs } from "node:util";
 import { existsSync, mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
 import { distributed, workerOptions, ROOT } from "./miniflare-options.mjs";
 import { serveStatic } from "./static-server.mjs";
@@ -25,7 +26,7 @@ const USAGE = `usage: node www/dev.mjs [--host 127.0.0.1] [--port 8787] [--page-
   --port       the worker's port (default $PORT or 8787); the page is served on the next one
   --page-port  the browser page's port
   --host       the address to listen on (0.0.0.0 in a container)
-  --state      the folder of the objects' storage and the dev keys (relative to the checkout)
+  --state      the folder of the objects' storage and the dev keys (default www/.state in the checkout)
   --fresh      start from empty storage
   --no-sample  load no sample logs (neither are they with API_KEYS or INGEST_KEYS set)
 Settings (API_KEYS, INGEST_KEYS, MAX_STORE_BYTES, ...) come from the environment: see the README.`;
@@ -36,7 +37,7 @@ try {
       port: { type: "string", default: String(process.env.PORT ?? 8787) },
       "page-port": { type: "string" },
       host: { type: "string", default: "127.0.0.1" },
-      state: { type: "string", default: "www/.state" },
+      state: { type: "string" },
       fresh: { type: "boolean", default: false },
       "no-sample": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
@@ -51,7 +52,22 @@ if (options.help) {
   process.exit(0);
 }
 const port = Number(options.port);
-const stateDir = path.resolve(ROOT, options.state);
+const pagePort = Number(options["page-port"] ?? port + 1);
+/** Ends the job with one line when `at` is taken (an earlier main job still running, say), before anything starts. */
+async function refuseTakenPort(at, what) {
+  const free = await new Promise((done) => {
+    const probe = createServer();
+    probe.once("error", () => done(false));
+    probe.listen(at, options.host, () => probe.close(() => done(true)));
+  });
+  if (free) return;
+  console.error(`error: port ${at} on ${options.host} (${what}) is in use: is an earlier main job still running? Stop it, or choose another port with --port`);
+  process.exit(1);
+}
+await refuseTakenPort(port, "the worker");
+await refuseTakenPort(pagePort, "the browser page");
+// A folder given is read from where the command runs, as any path is.
+const stateDir = options.state === undefined ? path.join(ROOT, "www/.state") : path.resolve(options.state);
 // Inside the checkout by its relative path, elsewhere by its own.
 const shownState = path.relative(ROOT, stateDir).startsWith("..") ? stateDir : path.relative(ROOT, stateDir);
 if (options.fresh) rmSync(stateDir, { recursive: true, force: true });
@@ -133,7 +149,7 @@ console.log(`# send logs (JSON array or NDJSON, optionally gzip):`);
 console.log(`curl -s -X POST -H 'X-API-KEY: ${ingestKey}' --data-binary @edge.ndjson '${base}/api/logs/edge_logs'\n`);
 console.log(`# or as Logflare's ingest API (what self-hosted Supabase's Vector sends; any source name is kept):`);
 console.log(`curl -s -X POST -H 'x-api-key: ${ingestKey}' -H 'Content-Type: application/json' --data '[{"event_message":"hello","project":"default"}]' '${base}/api/logs?source_name=cloudflare.logs.prod'\n`);
-const page = await serveStatic(path.join(ROOT, "dist/page"), { port: Number(options["page-port"] ?? port + 1) });
+const page = await serveStatic(path.join(ROOT, "dist/page"), { port: pagePort });
 console.log(`# the browser page (analyse downloaded logs locally): ${page.url}\n`);
 console.log("Ctrl-C stops the worker and the page; the logs stay in the state folder.");
 

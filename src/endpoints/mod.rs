@@ -196,8 +196,24 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
         .map(|name| format!("`{name}`"))
         .collect();
     if !ignored.is_empty() {
+        let stream = kind.spec().stream;
+        let elsewhere: Vec<String> = SANDBOX_PARAMETERS
+            .into_iter()
+            .filter_map(|name| params.get(name))
+            .flat_map(sources_read)
+            .filter(|source| !source.eq_ignore_ascii_case(stream))
+            .map(|source| format!("`{source}`"))
+            .collect();
+        let reads = match elsewhere.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; the query asks for {}, which {} does not answer",
+                elsewhere.join(" and "),
+                kind.name()
+            ),
+        };
         warnings.push(format!(
-            "parameter {} ignored: query sandboxing is disabled for endpoint {}",
+            "parameter {} ignored: query sandboxing is disabled for endpoint {}, which answers {stream} rows whatever the query{reads}",
             ignored.join(" and "),
             kind.name()
         ));
@@ -232,6 +248,33 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
         }
     }
     (!warnings.is_empty()).then(|| warnings.join("; "))
+}
+
+/// The sources a query names after `from` or `join` (its tables, not a
+/// function such as `unnest(…)` or a subquery), each once, at most four:
+/// what a sandboxed query would have read.
+fn sources_read(query: &str) -> Vec<&str> {
+    let mut sources: Vec<&str> = Vec::new();
+    let mut words = query
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|word| !word.is_empty());
+    while let Some(word) = words.next() {
+        if !(word.eq_ignore_ascii_case("from") || word.eq_ignore_ascii_case("join")) {
+            continue;
+        }
+        let Some(table) = words.next() else {
+            break;
+        };
+        let table = table.trim_matches(|c: char| matches!(c, '`' | '"' | ';' | ')'));
+        let is_name = !table.is_empty()
+            && table
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if is_name && !sources.contains(&table) && sources.len() < 4 {
+            sources.push(table);
+        }
+    }
+    sources
 }
 
 /// The name in `names` a misspelling of `name` most likely meant: at most two

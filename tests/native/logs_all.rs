@@ -204,9 +204,37 @@ fn missing_project_or_tier() {
     assert_eq!(
         with_lql.warning.as_deref(),
         Some(
-            "parameter `sql` and `lql` ignored: query sandboxing is disabled for endpoint logs.all"
+            "parameter `sql` and `lql` ignored: query sandboxing is disabled for endpoint logs.all, \
+             which answers edge_logs rows whatever the query"
         )
     );
+    // Studio's log views of other sources send their own query: the warning
+    // names the sources it asked for.
+    let studio_auth = "select id, auth_logs.timestamp, event_message from auth_logs \
+        cross join unnest(metadata) as metadata where auth_logs.timestamp > '2026-11-20' \
+        order by timestamp desc limit 100";
+    for (sql, asked) in [
+        (
+            studio_auth,
+            " the query asks for `auth_logs`, which logs.all does not answer",
+        ),
+        (
+            "select * from FUNCTION_EDGE_LOGS f join edge_logs e on true",
+            " the query asks for `FUNCTION_EDGE_LOGS`, which logs.all does not answer",
+        ),
+        ("select id from edge_logs", ""),
+    ] {
+        let answer = run(&mut svc, "logs.all", &[("project", "p"), ("sql", sql)], NOW).unwrap();
+        assert_eq!(answer.body, plain.body);
+        let warning = answer.warning.unwrap_or_default();
+        let expected = "parameter `sql` ignored: query sandboxing is disabled for endpoint logs.all, which answers edge_logs rows whatever the query";
+        assert_eq!(warning.split(';').next(), Some(expected));
+        assert_eq!(
+            warning.split_once(';').map_or("", |(_, rest)| rest),
+            asked,
+            "{sql}"
+        );
+    }
     // Undeclared parameters are ignored, as Logflare does, and named: a
     // misspelt one with the name it likely meant, since the answer is then
     // the default's.

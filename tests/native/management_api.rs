@@ -109,6 +109,20 @@ fn the_path_selects_the_project_not_a_url_pattern() {
     )
     .unwrap();
     assert_eq!(count, vec![json!({"count": 1})]);
+    // A `project` beside the path's is ignored, and the answer says so.
+    let warning = |svc: &mut LogEndpoints, query: &str| {
+        let params = Params::parse_query_string(query).unwrap();
+        let path = management("usage.api-requests-count", "default");
+        let answer = svc.query_path(&path, &params, Some(KEY), NOW).unwrap();
+        (answer.body, answer.warning)
+    };
+    let (body, said) = warning(&mut svc, "project=other");
+    assert_eq!(&*body, r#"{"result":[{"count":1}]}"#);
+    assert_eq!(
+        said.as_deref(),
+        Some("parameter `project` ignored: the path names the project (`default`)")
+    );
+    assert_eq!(warning(&mut svc, "project=default").1, None);
 }
 
 #[test]

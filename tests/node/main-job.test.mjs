@@ -5,7 +5,7 @@
 // a health check, and a batch as Vector sends it queryable through it.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
@@ -101,4 +101,9 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
   const refused = await fetch(`${base}/api/endpoints/query/logs.all?project=default`, { headers: { "x-api-key": PUBLIC_TOKEN } });
   assert.equal(refused.status, 403);
   assert.match((await refused.json()).error.message, /this key may ingest but not query logs/);
+
+  // A second main job on the same port (the first still running) ends with one line, not a stack.
+  const second = spawnSync(process.execPath, ["www/dev.mjs", "--port", String(port), "--state", path.join(state, "second")], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+  assert.equal(second.status, 1, second.stdout + second.stderr);
+  assert.equal(second.stderr, `error: port ${port} on 127.0.0.1 (the worker) is in use: is an earlier main job still running? Stop it, or choose another port with --port\n`);
 });
