@@ -252,6 +252,7 @@ impl IngestCall {
     /// hash) makes the ids generated for it the same every time it is sent.
     pub fn form(&self, now: Micros, seed: u128) -> BatchForm {
         BatchForm {
+            received_at: Some(now),
             framing: if self.json_body {
                 Framing::Json
             } else {

@@ -116,11 +116,14 @@ pub enum Framing {
     Json,
 }
 
-/// How a batch reads: its framing and its entries.
+/// How a batch reads: its framing and its entries, and, for a deployment's
+/// batch, when its clock received it: entries past the retention then are
+/// refused (`shard::Split`), not acknowledged and dropped later unseen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BatchForm {
     pub framing: Framing,
     pub entries: EntryForm,
+    pub received_at: Option<Micros>,
 }
 
 impl From<EntryForm> for BatchForm {
@@ -128,6 +131,7 @@ impl From<EntryForm> for BatchForm {
         BatchForm {
             framing: Framing::Detect,
             entries,
+            received_at: None,
         }
     }
 }
@@ -266,6 +270,10 @@ pub enum RejectReason {
     /// Readable, but holding nothing any endpoint of its stream reads by:
     /// kept, it would never be found (an entry sent to the other stream).
     Unfindable(Stream),
+    /// Older than a deployment keeps logs (`Retention`).
+    PastRetention {
+        days: i64,
+    },
 }
 
 impl fmt::Display for RejectReason {
@@ -311,6 +319,10 @@ impl fmt::Display for RejectReason {
             ),
             RejectReason::Unfindable(_) => f.write_str(
                 "no `metadata[].project_ref`, so no endpoint could find it (an edge request log entry? those go to edge_logs)",
+            ),
+            RejectReason::PastRetention { days } => write!(
+                f,
+                "its `timestamp` is older than the {days} days logs are kept, so no endpoint could find it"
             ),
         }
     }

@@ -735,9 +735,12 @@ impl LogEndpoints {
         form: impl Into<BatchForm>,
         batch: &[u8],
     ) -> Result<IngestReport> {
+        // Logs handed in are kept whatever their age: a library's clock is
+        // the caller's (`setNow`), and an old download is read as it is.
         let BatchForm {
             framing,
             entries: form,
+            received_at: _,
         } = form.into();
         if crate::snapshot::has_magic(batch) {
             return Err(Error::UnreadableBatch {

@@ -23,9 +23,12 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::frame::RecordWriter;
-use super::{day_of, group_of, project_key, shard_name};
+use super::{day_of, group_of, project_key, shard_name, Retention};
+use crate::endpoints::LONGEST_RETENTION;
 use crate::error::Result;
-use crate::ingest::{self, frame_batch, BatchForm, EntryForm, IngestReport, Source, Stream};
+use crate::ingest::{
+    self, frame_batch, BatchForm, EntryForm, IngestReport, RejectReason, Source, Stream,
+};
 use crate::limits::Limits;
 use crate::staged;
 use crate::store::TrigramFilter;
@@ -108,7 +111,15 @@ impl<'a> Split<'a> {
         let BatchForm {
             framing,
             entries: form,
+            received_at,
         } = form;
+        let cutoff = received_at.map(|now| Retention::at(now).cutoff);
+        let kept = |timestamp: Micros| match cutoff.is_some_and(|cutoff| timestamp < cutoff) {
+            true => Err(RejectReason::PastRetention {
+                days: LONGEST_RETENTION / DAY,
+            }),
+            false => Ok(()),
+        };
         let entries = frame_batch(batch, framing, limits)?;
         let mut split = Split {
             stream,
@@ -126,41 +137,47 @@ impl<'a> Split<'a> {
                 }
             };
             let read = match stream {
-                Stream::Edge => ingest::read_edge(text, &form, index).map(|edge| {
-                    let share = split.share(&mut grouping, &edge.project, edge.timestamp);
-                    split.push(share, text);
-                    if let Some(share) = split.shares.get_mut(share) {
-                        staged::write_edge(&mut share.rows, &edge);
-                        share.row_count += 1;
-                    }
-                    if let Some(filter) = split.project(&mut grouping, share, edge.project) {
-                        for url in edge.requests.iter().filter_map(|r| r.url.as_deref()) {
-                            filter.add_url(url.as_bytes());
+                Stream::Edge => ingest::read_edge(text, &form, index)
+                    .and_then(|edge| kept(edge.timestamp).map(|()| edge))
+                    .map(|edge| {
+                        let share = split.share(&mut grouping, &edge.project, edge.timestamp);
+                        split.push(share, text);
+                        if let Some(share) = split.shares.get_mut(share) {
+                            staged::write_edge(&mut share.rows, &edge);
+                            share.row_count += 1;
                         }
-                    }
-                }),
+                        if let Some(filter) = split.project(&mut grouping, share, edge.project) {
+                            for url in edge.requests.iter().filter_map(|r| r.url.as_deref()) {
+                                filter.add_url(url.as_bytes());
+                            }
+                        }
+                    }),
                 Stream::Function => {
                     rows.clear();
-                    ingest::read_function(text, &form, index, &mut rows).map(|()| {
-                        let mut taken: Vec<usize> = Vec::new();
-                        for row in rows.drain(..) {
-                            let share = split.share(&mut grouping, &row.project_ref, row.timestamp);
-                            // An entry of two projects of one shard goes to it once; each
-                            // shard stages the rows of its own projects.
-                            if !taken.contains(&share) {
-                                taken.push(share);
-                                split.push(share, text);
+                    let read = ingest::read_function(text, &form, index, &mut rows);
+                    read.and_then(|()| rows.first().map_or(Ok(()), |row| kept(row.timestamp)))
+                        .map(|()| {
+                            let mut taken: Vec<usize> = Vec::new();
+                            for row in rows.drain(..) {
+                                let share =
+                                    split.share(&mut grouping, &row.project_ref, row.timestamp);
+                                // An entry of two projects of one shard goes to it once; each
+                                // shard stages the rows of its own projects.
+                                if !taken.contains(&share) {
+                                    taken.push(share);
+                                    split.push(share, text);
+                                }
+                                if let Some(share) = split.shares.get_mut(share) {
+                                    staged::write_invocation(&mut share.rows, &row);
+                                    share.row_count += 1;
+                                }
+                                split.project(&mut grouping, share, row.project_ref);
                             }
-                            if let Some(share) = split.shares.get_mut(share) {
-                                staged::write_invocation(&mut share.rows, &row);
-                                share.row_count += 1;
-                            }
-                            split.project(&mut grouping, share, row.project_ref);
-                        }
-                    })
+                        })
                 }
-                Stream::Other => {
-                    ingest::read_other(text, &source.name, &form, index).map(|entry| {
+                Stream::Other => ingest::read_other(text, &source.name, &form, index)
+                    .and_then(|entry| kept(entry.timestamp).map(|()| entry))
+                    .map(|entry| {
                         let share = split.share(&mut grouping, &entry.project, entry.timestamp);
                         split.push(share, text);
                         if let Some(share) = split.shares.get_mut(share) {
@@ -168,8 +185,7 @@ impl<'a> Split<'a> {
                             share.row_count += 1;
                         }
                         split.project(&mut grouping, share, entry.project);
-                    })
-                }
+                    }),
             };
             match read {
                 Ok(()) => split.report.accepted += 1,

@@ -356,3 +356,58 @@ fn answers_a_shipper_can_act_on() {
     };
     assert_ne!(keyed("gotrue.logs.prod"), keyed("postgres.logs"));
 }
+
+/// A deployment keeps 90 days of logs: an entry older than that when its
+/// batch arrives is refused saying so, not acknowledged and dropped unseen
+/// by the next round of retention. Handed to the library, it is kept (an
+/// old download is read as it is).
+#[test]
+fn entries_past_retention_are_refused_saying_so() {
+    let mut svc = service_with_ingest_key();
+    let old = NOW - 91 * DAY;
+    let recent = NOW - 89 * DAY;
+    let edge_batch = json!([
+        edge("old", old, "alpha", "/rest/v1/a"),
+        edge("recent", recent, "alpha", "/rest/v1/a")
+    ])
+    .to_string();
+    let (answer, prepared) = send(&mut svc, &vector_post("/api/logs/edge_logs"), &edge_batch);
+    assert_eq!(answer.status, 200);
+    let rejected = &prepared.report.rejected;
+    assert_eq!((prepared.report.accepted, rejected.len()), (1, 1));
+    assert_eq!(
+        rejected[0].reason,
+        "its `timestamp` is older than the 90 days logs are kept, so no endpoint could find it"
+    );
+    for (path, entry) in [
+        (
+            "/api/logs/function_edge_logs",
+            func("f-old", old, "alpha", "fn", Some(3.0), 200),
+        ),
+        (
+            "/api/logs?source_name=gotrue.logs.prod",
+            json!({"event_message": "old", "timestamp": old, "project": "alpha"}),
+        ),
+    ] {
+        let (answer, _) = send(&mut svc, &vector_post(path), &json!([entry]).to_string());
+        assert_eq!(
+            answer.status, 422,
+            "{path}: nothing kept, which Vector drops"
+        );
+        assert!(
+            answer.body.contains("older than the 90 days logs are kept"),
+            "{path}: {}",
+            answer.body
+        );
+    }
+    let mut library = service();
+    let report = library
+        .ingest(
+            "edge_logs",
+            json!([edge("old", old, "alpha", "/rest/v1/a")])
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(report.accepted, 1);
+}
