@@ -162,8 +162,12 @@ function readableSize(file) {
  */
 function onceEach(files) {
   const seen = new Map();
+  let stdin = false;
   return files.filter((file) => {
-    if (file === "-") return true;
+    if (file === "-") {
+      if (stdin) process.stderr.write("warning: - (standard input) is given twice; it is read once\n");
+      return !stdin && (stdin = true);
+    }
     let stat;
     try {
       stat = statSync(file, { bigint: true });
@@ -303,6 +307,7 @@ async function main(argv) {
   if (command !== "query") throw new UsageError(`unknown command "${command}"`);
   if (!endpoint) throw new UsageError("query needs an endpoint name or UUID");
   if (options.logs.length === 0 && !options.open) throw new UsageError("query needs at least one --logs FILE, or --open SNAPSHOT");
+  if (options.open === "-") throw new UsageError("--open takes a snapshot file (standard input is for --logs -)");
   const nowFixed = options.now === "latest" ? undefined : resolveNow(undefined, options.now);
   for (const file of [...options.logs, ...(options.open ? [options.open] : [])]) readableSize(file);
   if (options.save) {

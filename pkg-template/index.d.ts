@@ -69,7 +69,7 @@ export declare class LogEndpoints {
 /** A log file fed in pieces: framed, routed by stream and ingested in batches by the module. */
 export declare class LogFeed {
   constructor(service: LogEndpoints, options?: FeedOptions);
-  /** The next piece of the input, split anywhere: bytes, or text. */
+  /** The next piece of the input: bytes (split at any byte) or text (split between characters, not inside a surrogate pair). */
   push(bytes: Uint8Array | string): void;
   finish(): FeedReport;
   /** `finish` for an input that broke off (a cut download, a damaged gzip stream): the whole entries before the break are kept, the one it went through is left out. */

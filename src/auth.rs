@@ -219,6 +219,7 @@ mod tests {
             .check(Some("reader"), Purpose::Ingest)
             .unwrap_err();
         assert_eq!((none.status(), none.code()), (503, "no_api_keys"));
+        assert_eq!(none.retry_after_seconds(), Some(30));
         assert!(none
             .to_string()
             .contains("no ingest (`ingestKeys`, INGEST_KEYS) keys"));

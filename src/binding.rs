@@ -440,13 +440,18 @@ fn config_from(options: Options, block_storage: Option<BlockStorageRef>) -> Resu
     })
 }
 
+/// Text as its UTF-8 bytes, or a `Uint8Array`'s bytes; `None` for anything else.
+fn text_or_bytes(value: &JsValue) -> Option<Vec<u8>> {
+    match value.dyn_ref::<Uint8Array>() {
+        Some(bytes) => Some(bytes.to_vec()),
+        None => value.as_string().map(String::into_bytes),
+    }
+}
+
 /// A batch as UTF-8 bytes: an array of entries, a JSON/NDJSON string, or a `Uint8Array` of either.
 fn batch_bytes(batch: &JsValue) -> Result<Vec<u8>, Error> {
-    if let Some(text) = batch.as_string() {
-        return Ok(text.into_bytes());
-    }
-    if let Some(bytes) = batch.dyn_ref::<Uint8Array>() {
-        return Ok(bytes.to_vec());
+    if let Some(bytes) = text_or_bytes(batch) {
+        return Ok(bytes);
     }
     if Array::is_array(batch) {
         let text = JSON::stringify(batch).map_err(|e| Error::UnreadableBatch {
@@ -1457,17 +1462,13 @@ impl JsLogFeed {
         })
     }
 
-    /// Adds the next piece of the input (any split): a `Uint8Array` or a
-    /// string. Taken as a `JsValue`: wasm-bindgen's own conversion read a
-    /// string as other bytes, and its entries were refused as not JSON.
+    /// Adds the next piece of the input: a `Uint8Array` (split at any byte)
+    /// or a string (split between characters). Taken as a `JsValue`:
+    /// wasm-bindgen's own conversion read a string as other bytes, and its
+    /// entries were refused as not JSON.
     pub fn push(&mut self, bytes: JsValue) -> Result<(), JsValue> {
-        let piece = match (bytes.dyn_ref::<Uint8Array>(), bytes.as_string()) {
-            (Some(array), _) => array.to_vec(),
-            (None, Some(text)) => text.into_bytes(),
-            (None, None) => {
-                return Err(Error::invalid("bytes", "must be a Uint8Array or a string").into())
-            }
-        };
+        let piece = text_or_bytes(&bytes)
+            .ok_or_else(|| Error::invalid("bytes", "must be a Uint8Array or a string"))?;
         Ok(self.feed.push(&mut self.service.borrow_mut(), &piece)?)
     }
 

@@ -173,8 +173,9 @@ impl Error {
     /// statuses a log shipper retries on.
     pub fn retry_after_seconds(&self) -> Option<u32> {
         match self {
-            // Room comes back with retention or a bigger budget, not in a second.
-            Error::StoreFull { .. } => Some(30),
+            // Room comes back with retention or a bigger budget, and keys
+            // with a deployment's settings: not in a second.
+            Error::StoreFull { .. } | Error::NoApiKeys { .. } => Some(30),
             _ => matches!(self.status(), 429 | 503).then_some(1),
         }
     }

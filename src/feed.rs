@@ -594,6 +594,10 @@ mod tests {
         assert!(!is_csv_header(b"{\"id\":1}"));
         assert!(!is_csv_header(b"not,a,log"));
         assert!(is_csv_header(b"\"timestamp\",\"id\"\r\n1,2"));
+        assert!(
+            !is_csv_header(b"timestamp\n{\"id\":1}"),
+            "one column is a stray line, not a header"
+        );
     }
 
     /// Studio's default query selects no `id`: the file is refused once,

@@ -86,11 +86,11 @@ impl QueryAnswer {
             None => vec![("Cache-Control", "no-store".to_owned())],
         };
         if let Some(warning) = &self.warning {
-            headers.push(("X-Endpoint-Warning", warning.clone()));
+            headers.push(("X-Endpoint-Warning", header_value(warning)));
         }
         if let Some(shards) = self.shards {
             headers.push(("X-Shards", shards.to_string()));
-            headers.push(("X-Objects", objects_header(&self.objects)));
+            headers.push(("X-Objects", header_value(&objects_header(&self.objects))));
         }
         headers
     }
@@ -122,6 +122,22 @@ const MAX_OBJECTS_NAMED: usize = 100;
 
 /// The objects on a request's path, comma-separated; past
 /// `MAX_OBJECTS_NAMED`, how many more there were.
+/// `text` as a header value may hold it: printable ASCII as it is, every
+/// other byte percent-encoded. A warning names what the caller sent (a
+/// parameter, a project), and a line break or a character past U+00FF makes
+/// a host's `Headers` throw: the answer would be lost, and the object that
+/// gave it taken for broken.
+fn header_value(text: &str) -> String {
+    let mut value = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b' '..=b'~' => value.push(char::from(byte)),
+            other => value.push_str(&format!("%{other:02X}")),
+        }
+    }
+    value
+}
+
 fn objects_header(objects: &[String]) -> String {
     let mut header = objects
         .iter()

@@ -416,7 +416,9 @@ impl Framed<'_> {
 /// file, and asks for `id`; a batch is refused saying so).
 pub(crate) fn is_csv_header(start: &[u8]) -> bool {
     let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
-    if matches!(line.first(), Some(b'{' | b'[') | None) {
+    // A header names columns: one line naming only `timestamp` (a stray
+    // line of an NDJSON file) is that line's entry, refused on its own.
+    if matches!(line.first(), Some(b'{' | b'[') | None) || !line.contains(&b',') {
         return false;
     }
     line.split(|&b| b == b',').any(|name| {

@@ -1085,25 +1085,33 @@ impl LogEndpoints {
         let query = call.parse(kind, params, &self.limits)?;
         key.may_read(&query)?;
         let query = key.scope(query);
-        let path_wins = match call {
-            Call::Management { project_ref, .. } => params
-                .get("project")
-                .filter(|&sent| sent != project_ref)
-                .map(|_| {
-                    format!(
-                        "parameter `project` ignored: the path names the project (`{project_ref}`)"
-                    )
-                }),
-            Call::Logflare { .. } => None,
+        let route_sets = match call {
+            Call::Management { project_ref, .. } => {
+                let shown: String = project_ref.chars().take(64).collect();
+                let path = params
+                    .get("project")
+                    .filter(|&sent| sent != project_ref)
+                    .map(|_| {
+                        format!(
+                            "parameter `project` ignored: the path names the project (`{shown}`)"
+                        )
+                    });
+                let own = kind
+                    .management_sets()
+                    .iter()
+                    .filter(|name| params.get(name).is_some())
+                    .map(|name| {
+                        format!("parameter `{name}` ignored: the Management API route sets it")
+                    });
+                path.into_iter().chain(own).collect::<Vec<_>>()
+            }
+            Call::Logflare { .. } => Vec::new(),
         };
-        let warnings: Vec<String> = [
-            parameters_warning(kind, params),
-            path_wins,
-            query.warning(now),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let warnings: Vec<String> = parameters_warning(kind, params)
+            .into_iter()
+            .chain(route_sets)
+            .chain(query.warning(now))
+            .collect();
         Ok((query, (!warnings.is_empty()).then(|| warnings.join("; "))))
     }
 

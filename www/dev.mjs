@@ -53,19 +53,34 @@ if (options.help) {
 }
 const port = Number(options.port);
 const pagePort = Number(options["page-port"] ?? port + 1);
-/** Ends the job with one line when `at` is taken (an earlier main job still running, say), before anything starts. */
-async function refuseTakenPort(at, what) {
-  const free = await new Promise((done) => {
+for (const [name, value] of [["--port", port], ["--page-port", pagePort]]) {
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    console.error(`error: ${name} must be a port number (1 to 65535), not "${name === "--port" ? options.port : options["page-port"]}"\n${USAGE}`);
+    process.exit(2);
+  }
+}
+/**
+ * Ends the job with one line when it cannot listen on `at` (taken by an
+ * earlier main job still running, say), before anything starts.
+ */
+async function refuseUnusablePort(at, host, what) {
+  const failure = await new Promise((done) => {
     const probe = createServer();
-    probe.once("error", () => done(false));
-    probe.listen(at, options.host, () => probe.close(() => done(true)));
+    probe.once("error", done);
+    probe.listen(at, host, () => probe.close(() => done(undefined)));
   });
-  if (free) return;
-  console.error(`error: port ${at} on ${options.host} (${what}) is in use: is an earlier main job still running? Stop it, or choose another port with --port`);
+  if (!failure) return;
+  const why = {
+    EADDRINUSE: "is in use: is an earlier main job still running? Stop it, or choose another port with --port",
+    EACCES: "needs privileges this user lacks: choose a port above 1023",
+    EADDRNOTAVAIL: "is on an address this machine does not have: check --host",
+  }[failure.code] ?? `cannot be listened on (${failure.message})`;
+  console.error(`error: port ${at} on ${host} (${what}) ${why}`);
   process.exit(1);
 }
-await refuseTakenPort(port, "the worker");
-await refuseTakenPort(pagePort, "the browser page");
+await refuseUnusablePort(port, options.host, "the worker");
+// The page is served on loopback whatever --host says (static-server.mjs).
+await refuseUnusablePort(pagePort, "127.0.0.1", "the browser page");
 // A folder given is read from where the command runs, as any path is.
 const stateDir = options.state === undefined ? path.join(ROOT, "www/.state") : path.resolve(options.state);
 // Inside the checkout by its relative path, elsewhere by its own.

@@ -113,6 +113,9 @@ impl Endpoint for LogsAll {
     /// The Management API's rules: no tier (the longest retention); no bounds
     /// is the last minute, one bound a minute beside it, and a range over 24
     /// hours is refused.
+    /// The route reads every project's 90 days (`ProjectTier::Enterprise`).
+    const MANAGEMENT_SETS: &'static [&'static str] = &["project_tier"];
+
     fn parse_management(
         project_ref: &str,
         params: &Params,

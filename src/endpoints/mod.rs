@@ -44,6 +44,9 @@ pub(crate) trait Endpoint {
     ) -> Result<Self::Query> {
         Self::parse(&params.with("project", project_ref), limits)
     }
+    /// Parameters of its own that the Management API route sets itself
+    /// (`project` comes from the path), which a caller's value does not change.
+    const MANAGEMENT_SETS: &'static [&'static str] = &[];
     /// The `project` parameter as sent (for usage.api-counts, the pattern).
     fn project(query: &Self::Query) -> &str;
     /// Narrows a call for a key restricted to projects; most endpoints already
@@ -94,6 +97,11 @@ macro_rules! registry {
 
             pub fn merge(self) -> Merge {
                 match self { $(EndpointKind::$kind => <$module::$endpoint as Endpoint>::MERGE),+ }
+            }
+
+            /// `Endpoint::MANAGEMENT_SETS`.
+            pub fn management_sets(self) -> &'static [&'static str] {
+                match self { $(EndpointKind::$kind => <$module::$endpoint as Endpoint>::MANAGEMENT_SETS),+ }
             }
 
             /// The body one store would answer, from shards' partial answers
@@ -224,7 +232,11 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
         if params.names().position(|other| other == name) != Some(at) {
             continue;
         }
-        let known = taken.iter().any(|p| p.name == name)
+        // A name another endpoint takes is a client's usual set (Studio
+        // sends `interval` and `function_id` to logs.all too), not a slip.
+        let known = ALL
+            .iter()
+            .any(|other| other.spec().parameters.iter().any(|p| p.name == name))
             || SANDBOX_PARAMETERS.contains(&name)
             || ROUTE_PARAMETERS.contains(&name);
         if !known {
@@ -250,9 +262,8 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
     (!warnings.is_empty()).then(|| warnings.join("; "))
 }
 
-/// The sources a query names after `from` or `join` (its tables, not a
-/// function such as `unnest(…)` or a subquery), each once, at most four:
-/// what a sandboxed query would have read.
+/// The log sources (`…_logs`) a query names after `from` or `join`, each
+/// once, at most four: what a sandboxed query would have read.
 fn sources_read(query: &str) -> Vec<&str> {
     let mut sources: Vec<&str> = Vec::new();
     let mut words = query
@@ -266,11 +277,15 @@ fn sources_read(query: &str) -> Vec<&str> {
             break;
         };
         let table = table.trim_matches(|c: char| matches!(c, '`' | '"' | ';' | ')'));
-        let is_name = !table.is_empty()
+        // `dataset.edge_logs` is `edge_logs`; `extract(hour from timestamp)`
+        // names no table: log sources are named `…_logs`.
+        let table = table.rsplit('.').next().unwrap_or_default();
+        let is_source = table.len() > "_logs".len()
             && table
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if is_name && !sources.contains(&table) && sources.len() < 4 {
+                .get(table.len() - "_logs".len()..)
+                .is_some_and(|end| end.eq_ignore_ascii_case("_logs"))
+            && table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_source && !sources.contains(&table) && sources.len() < 4 {
             sources.push(table);
         }
     }
@@ -284,6 +299,9 @@ fn closest(name: &str, parameters: &[Parameter]) -> Option<&'static str> {
     let allowed = if name.len() <= 4 { 1 } else { 2 };
     parameters
         .iter()
+        // Lengths further apart than the edits allowed cannot match, and a
+        // long name (a POST body's may be any length) is never measured.
+        .filter(|p| name.len().abs_diff(p.name.len()) <= allowed)
         .map(|p| (edit_distance(&name, p.name), p.name))
         .filter(|&(distance, _)| distance <= allowed)
         .min_by_key(|&(distance, _)| distance)

@@ -123,6 +123,15 @@ fn the_path_selects_the_project_not_a_url_pattern() {
         Some("parameter `project` ignored: the path names the project (`default`)")
     );
     assert_eq!(warning(&mut svc, "project=default").1, None);
+    // logs.all's tier is the route's own (90 days): one sent is named as ignored.
+    let params = Params::parse_query_string("project_tier=FREE").unwrap();
+    let answer = svc
+        .query_path(&management("logs.all", "default"), &params, Some(KEY), NOW)
+        .unwrap();
+    assert_eq!(
+        answer.warning.as_deref(),
+        Some("parameter `project_tier` ignored: the Management API route sets it")
+    );
 }
 
 #[test]
@@ -290,4 +299,37 @@ fn logs_all_windows_of_the_management_api() {
     let e = path_rows(&mut svc, &path, &long).unwrap_err();
     assert_eq!(e.0, 400);
     assert!(e.1.contains("`iso_timestamp_end`"), "{}", e.1);
+}
+
+/// A warning names what the caller sent; as a header it holds only
+/// printable ASCII (a line break or a character past U+00FF would make the
+/// host's `Headers` throw, and the answer be lost), and as text it is whole.
+#[test]
+fn a_warning_of_what_the_caller_sent_is_a_valid_header() {
+    let mut svc = service();
+    let params = Params::parse_query_string("project=x&a%0D%0Ab=1&t%C3%BCr=2").unwrap();
+    let path = "/v1/projects/a%0Ab%E2%80%A8/analytics/endpoints/logs.all";
+    let answer = svc.query_path(path, &params, Some(KEY), NOW).unwrap();
+    let text = answer.warning.clone().unwrap();
+    assert!(
+        text.contains("unknown parameter `a\r\nb` ignored") && text.contains("`tür`"),
+        "{text}"
+    );
+    assert!(text.contains("(`a\nb\u{2028}`)"), "{text}");
+    let http = log_endpoints::HttpAnswer::from(&answer);
+    let (_, header) = http
+        .headers
+        .iter()
+        .find(|(name, _)| name == "X-Endpoint-Warning")
+        .unwrap();
+    assert!(
+        header.bytes().all(|b| (b' '..=b'~').contains(&b)),
+        "{header}"
+    );
+    assert!(
+        header.contains("`a%0D%0Ab`")
+            && header.contains("`t%C3%BCr`")
+            && header.contains("a%0Ab%E2%80%A8"),
+        "{header}"
+    );
 }

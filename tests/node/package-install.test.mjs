@@ -253,9 +253,11 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.match(cli("query", "logs.all", "--logs", "not.gz", "--param", `project=${project}`).stderr, /^error: not\.gz is not valid gzip\n/);
   // Standard input as `--logs -`; parameters the endpoint does not take, or
   // given twice, and an endpoint whose stream no file held, are warned of.
-  const piped = spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), ["query", "functions.invocation-stats", "--logs", "-", ...countParams], { cwd: dir, encoding: "utf8", input: gzipSync(ndjson(fns)) });
+  const piped = spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), ["query", "functions.invocation-stats", "--logs", "-", "--logs", "-", ...countParams], { cwd: dir, encoding: "utf8", input: gzipSync(ndjson(fns)) });
   assert.equal(piped.status, 0, piped.stderr);
   assert.deepEqual(JSON.parse(piped.stdout), JSON.parse(once.stdout));
+  assert.match(piped.stderr, /warning: - \(standard input\) is given twice; it is read once/);
+  assert.match(cli("query", "logs.all", "--open", "-", "--param", "project=p").stderr, /^error: --open takes a snapshot file \(standard input is for --logs -\)/);
   const careless = cli("query", "functions.invocation-stats", "--logs", "edge.ndjson", ...countParams, "--param", "intreval=1hr", "--param", "project=x");
   assert.equal(careless.status, 0, careless.stderr);
   assert.match(careless.stderr, /unknown parameter `intreval` ignored \(did you mean `interval`\?\)/);
