@@ -363,6 +363,12 @@ test("Studio's requests, read the way Studio reads them", async () => {
   assert.ok(Array.isArray(body.result) && body.result.length > 0 && !body.error);
   for (const row of body.result) assert.ok(Number.isInteger(row.timestamp) && String(row.timestamp).length === 16, "µs timestamps");
   assert.deepEqual(body, reference.query("logs.all", { project, project_tier: "FREE", ...range }, QUERY_KEY));
+  // A warning that names what the caller sent is still a valid header: a
+  // line break in a parameter's name is percent-encoded, and the answer stands.
+  res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&a%0D%0Ab%C3%BC=1`, { headers: { "x-api-key": QUERY_KEY } });
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal(res.headers.get("X-Endpoint-Warning"), "unknown parameter `a%0D%0Ab%C3%BC` ignored (logs.all takes project, project_tier, iso_timestamp_start, iso_timestamp_end)");
+  assert.ok((await res.json()).result.length > 0);
   // The home page's usage chart: 1hr, 1day and 7day; timestamps as UTC datetimes.
   for (const interval of ["1hr", "1day", "7day"]) {
     res = await studio("usage.api-counts", { interval });
