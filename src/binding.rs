@@ -206,7 +206,11 @@ fn from_js<T: serde::de::DeserializeOwned>(
     value: JsValue,
     error: impl FnOnce(String) -> Error,
 ) -> Result<T, Error> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| error(e.to_string()))
+    // Its text is a JS error's (`Error: …`); the caller's error says the rest.
+    serde_wasm_bindgen::from_value(value).map_err(|e| {
+        let text = e.to_string();
+        error(text.strip_prefix("Error: ").unwrap_or(&text).to_owned())
+    })
 }
 
 /// JS options as a Rust value (absent: the defaults); `what` says what was expected.
@@ -341,6 +345,12 @@ fn config_of(options: JsValue) -> Result<(Config, Option<f64>), Error> {
                     reason: format!("{keys} must be an array of keys (expected {OPTIONS_SHAPE})"),
                 });
             }
+        }
+        let now = Reflect::get(&options, &"now".into()).unwrap_or(JsValue::UNDEFINED);
+        if !(now.is_undefined() || now.is_null() || now.as_f64().is_some()) {
+            return Err(Error::InvalidConfig {
+                reason: "now must be a time in epoch milliseconds (a number; `LogEndpoints.parseTime` reads text)".into(),
+            });
         }
     }
     let block_storage = JsBlockStorage::of(&options)?;

@@ -83,6 +83,8 @@ pub struct LogFeed {
     /// Per stream (the feed detects the edge and function streams only).
     pending: [Pending; 3],
     report: FeedReport,
+    /// Set by `finish`: more input, or a second finish, is a mistake said so.
+    finished: bool,
 }
 
 impl LogFeed {
@@ -100,7 +102,18 @@ impl LogFeed {
                 entries: 0,
                 report: IngestReport::new(REPORTED_REASONS),
             },
+            finished: false,
         })
+    }
+
+    fn refuse_if_finished(&self) -> Result<()> {
+        match self.finished {
+            true => Err(Error::invalid(
+                "feed",
+                "it has finished: its report is final (make a new LogFeed for more input)",
+            )),
+            false => Ok(()),
+        }
     }
 
     /// Entries seen so far.
@@ -115,6 +128,7 @@ impl LogFeed {
 
     /// Adds the next piece of input (any split, even inside a line or a character).
     pub fn push(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
+        self.refuse_if_finished()?;
         if let Framing::Undecided = self.framing {
             // The framing is decided on the first non-blank bytes: `[` or `{` at
             // once, anything else (a CSV header?) once its line is whole. Only
@@ -187,6 +201,7 @@ impl LogFeed {
     }
 
     fn finish_input(&mut self, service: &mut LogEndpoints, cut: bool) -> Result<FeedReport> {
+        self.refuse_if_finished()?;
         if let Framing::Undecided = self.framing {
             // A one-line input: decide on what there is.
             let text = std::mem::take(&mut self.carry);
@@ -244,6 +259,7 @@ impl LogFeed {
         }
         self.flush(service, Stream::Edge)?;
         self.flush(service, Stream::Function)?;
+        self.finished = true;
         Ok(self.report.clone())
     }
 
@@ -598,6 +614,28 @@ mod tests {
             !is_csv_header(b"timestamp\n{\"id\":1}"),
             "one column is a stray line, not a header"
         );
+    }
+
+    /// A finished feed's report is final: more input, or finishing again,
+    /// is refused naming the feed (it had answered zeros, or taken lines
+    /// no report would count).
+    #[test]
+    fn a_finished_feed_takes_nothing_more() {
+        let mut svc = service();
+        let mut feed = LogFeed::new(None, "in.ndjson", 1 << 20).unwrap();
+        feed.push(&mut svc, format!("{EDGE}\n").as_bytes()).unwrap();
+        assert_eq!(feed.finish(&mut svc).unwrap().report.accepted, 1);
+        for refused in [
+            feed.push(&mut svc, b"{}\n").unwrap_err(),
+            feed.finish(&mut svc).unwrap_err(),
+            feed.finish_cut(&mut svc).unwrap_err(),
+        ] {
+            assert_eq!(
+                (refused.status(), refused.parameter()),
+                (400, Some("feed")),
+                "{refused}"
+            );
+        }
     }
 
     /// Studio's default query selects no `id`: the file is refused once,

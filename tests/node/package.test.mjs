@@ -108,6 +108,8 @@ test("an argument of the wrong type or a misspelt option is a 400 that names it,
   assert.throws(() => new LogEndpoints({ apikeys: ["k"] }), config(/unknown option `apikeys` \(known: apiKeys, ingestKeys, now, limits, blockStorage\)/));
   assert.throws(() => new LogEndpoints({ apiKeys: ["k"], limits: { maxBatchByte: 5 } }), config(/unknown limit `maxBatchByte` \(known: maxBatchBytes, /));
   assert.throws(() => new LogEndpoints({ apiKeys: "k" }), config(/apiKeys must be an array of keys/));
+  assert.throws(() => new LogEndpoints({ now: "2026-11-20T12:00:00Z" }), config(/now must be a time in epoch milliseconds/));
+  assert.throws(() => new LogEndpoints({ limits: { maxStoreBytes: "big" } }), (e) => e.code === "invalid_config" && !/Error: /.test(e.message));
   assert.throws(() => new LogFeed(svc, { streem: "edge_logs" }), config(/unknown LogFeed option `streem`/));
 });
 
