@@ -120,8 +120,6 @@ impl QueryAnswer {
 /// Most objects `X-Objects` names one by one (a header has a size limit).
 const MAX_OBJECTS_NAMED: usize = 100;
 
-/// The objects on a request's path, comma-separated; past
-/// `MAX_OBJECTS_NAMED`, how many more there were.
 /// `text` as a header value may hold it: printable ASCII as it is, every
 /// other byte percent-encoded. A warning names what the caller sent (a
 /// parameter, a project), and a line break or a character past U+00FF makes
@@ -138,6 +136,8 @@ fn header_value(text: &str) -> String {
     value
 }
 
+/// The objects on a request's path, comma-separated; past
+/// `MAX_OBJECTS_NAMED`, how many more there were.
 fn objects_header(objects: &[String]) -> String {
     let mut header = objects
         .iter()

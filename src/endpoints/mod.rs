@@ -215,13 +215,13 @@ pub fn parameters_warning(kind: EndpointKind, params: &Params) -> Option<String>
         let reads = match elsewhere.is_empty() {
             true => String::new(),
             false => format!(
-                "; the query asks for {}, which {} does not answer",
+                "; the query asks for {}, which {} does not read",
                 elsewhere.join(" and "),
                 kind.name()
             ),
         };
         warnings.push(format!(
-            "parameter {} ignored: query sandboxing is disabled for endpoint {}, which answers {stream} rows whatever the query{reads}",
+            "parameter {} ignored: query sandboxing is disabled for endpoint {}, which reads {stream} whatever the query{reads}",
             ignored.join(" and "),
             kind.name()
         ));
@@ -292,7 +292,7 @@ fn sources_read(query: &str) -> Vec<&str> {
     sources
 }
 
-/// The name in `names` a misspelling of `name` most likely meant: at most two
+/// The parameter a misspelling of `name` most likely meant: at most two
 /// edits (one for a short name) away, ignoring case.
 fn closest(name: &str, parameters: &[Parameter]) -> Option<&'static str> {
     let name = name.to_ascii_lowercase();

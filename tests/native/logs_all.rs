@@ -205,7 +205,7 @@ fn missing_project_or_tier() {
         with_lql.warning.as_deref(),
         Some(
             "parameter `sql` and `lql` ignored: query sandboxing is disabled for endpoint logs.all, \
-             which answers edge_logs rows whatever the query"
+             which reads edge_logs whatever the query"
         )
     );
     // Studio's log views of other sources send their own query: the warning
@@ -216,11 +216,11 @@ fn missing_project_or_tier() {
     for (sql, asked) in [
         (
             studio_auth,
-            " the query asks for `auth_logs`, which logs.all does not answer",
+            " the query asks for `auth_logs`, which logs.all does not read",
         ),
         (
             "select * from FUNCTION_EDGE_LOGS f join edge_logs e on true",
-            " the query asks for `FUNCTION_EDGE_LOGS`, which logs.all does not answer",
+            " the query asks for `FUNCTION_EDGE_LOGS`, which logs.all does not read",
         ),
         ("select id from edge_logs", ""),
         (
@@ -231,7 +231,7 @@ fn missing_project_or_tier() {
         let answer = run(&mut svc, "logs.all", &[("project", "p"), ("sql", sql)], NOW).unwrap();
         assert_eq!(answer.body, plain.body);
         let warning = answer.warning.unwrap_or_default();
-        let expected = "parameter `sql` ignored: query sandboxing is disabled for endpoint logs.all, which answers edge_logs rows whatever the query";
+        let expected = "parameter `sql` ignored: query sandboxing is disabled for endpoint logs.all, which reads edge_logs whatever the query";
         assert_eq!(warning.split(';').next(), Some(expected));
         assert_eq!(
             warning.split_once(';').map_or("", |(_, rest)| rest),
