@@ -1,6 +1,7 @@
 //! Combining what the shards answered into what one store would answer, by
 //! each endpoint's `Merge` rule.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -109,8 +110,9 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
             #[derive(Deserialize)]
             struct Order<'a> {
                 timestamp: i64,
+                // Owned when escaped: an id may hold `"`, `\` or a control character.
                 #[serde(borrow)]
-                id: &'a str,
+                id: Cow<'a, str>,
             }
             let mut rows: Vec<(Order, &RawValue)> = Vec::new();
             for body in bodies {
@@ -121,7 +123,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
                 }
             }
             rows.sort_by(|(a, _), (b, _)| {
-                b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(b.id))
+                b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id))
             });
             for (_, row) in rows.iter().take(limit) {
                 push(&mut out, row.get());
@@ -235,6 +237,22 @@ mod tests {
         assert_eq!(
             merged,
             r#"{"result":[{"id":"a","timestamp":9},{"id":"b","timestamp":9,"m":{"x":1}},{"id":"c","timestamp":7}]}"#
+        );
+    }
+
+    #[test]
+    fn newest_first_reads_ids_with_escapes() {
+        let merged = merge_bodies(
+            Merge::NewestFirst { limit: 2 },
+            &[
+                r#"{"result":[{"id":"a\"b","timestamp":9}]}"#,
+                r#"{"result":[{"id":"a\\b\n","timestamp":9},{"id":"c","timestamp":1}]}"#,
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            merged,
+            r#"{"result":[{"id":"a\"b","timestamp":9},{"id":"a\\b\n","timestamp":9}]}"#
         );
     }
 
