@@ -102,6 +102,10 @@ export interface Constants {
   maxConcurrent: number;
   /** The bound on p95/p99 of a bucket whose times sit in several shards of a split project-day (relative). */
   sketchRelativeError: number;
+  /** How long the edge deployment remembers a kept batch's key: a resend within it is not kept twice. */
+  resendWindowMs: number;
+  /** Largest part of a snapshot or stored batch, in bytes (a Durable Object's SQLite value is at most 2 MB). */
+  partBytes: number;
 }
 export interface QueryAnswer {
   body: string;
@@ -128,8 +132,8 @@ export interface HttpRequest {
   contentType?: string | null;
   /** The `Idempotency-Key` header. */
   idempotencyKey?: string | null;
-  /** A POST body of parameters (a JSON object), as text. */
-  body?: string | null;
+  /** A POST body of parameters (a JSON object), as its bytes or as text. */
+  body?: Uint8Array | string | null;
 }
 /** A batch read and made ready to keep (`prepareIngest`). */
 export interface PreparedBatch {
@@ -567,13 +571,22 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
 
 /// A request as the host passes it, with the parameters it carries.
 fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
-    let request: HttpRequest = from_js(value, |e| {
+    let body =
+        match js_sys::Reflect::get(&value, &"body".into()) {
+            Ok(body) if body.is_undefined() || body.is_null() => None,
+            Ok(body) => Some(text_or_bytes(&body).ok_or_else(|| {
+                Error::invalid("params", "a POST body must be text or a Uint8Array")
+            })?),
+            Err(_) => None,
+        };
+    let mut request: HttpRequest = from_js(value, |e| {
         Error::InvalidConfig {
         reason: format!(
             "{e} (expected {{ method, path, query?, apiKey?, authorization?, source?, contentType?, idempotencyKey?, body? }})"
         ),
     }
     })?;
+    request.body = body;
     let params = request.params()?;
     Ok((request, params))
 }
@@ -615,6 +628,8 @@ struct Constants {
     params_body_bytes: usize,
     max_concurrent: usize,
     sketch_relative_error: f64,
+    resend_window_ms: i64,
+    part_bytes: usize,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -859,12 +874,14 @@ impl JsLogEndpoints {
         to_js(&serde_json::json!({ "partition": partition, "round": round }))
     }
 
-    /// `ingestDelivery(bytes, shard)` → `{ partition, round, report, refused, keep, kept? }`:
-    /// each section of a delivery kept whole or refused whole (`refused`:
-    /// `[{ stream, entries, error }]`); `keep` says whether any was kept
-    /// (else the caller stores nothing), and when one was refused, `kept` is
-    /// the delivery as applied, which the caller stores. Throws, changing
-    /// nothing, for bytes that do not read.
+    /// `ingestDelivery(bytes, shard)` → `{ partition, round, report, refused,
+    /// keep, kept?, overflow?, overflowEntries }`: each section of a delivery
+    /// kept as far as it fits (`refused`: `[{ stream, entries, error }]`,
+    /// rows that can never be kept); `keep` says whether any was kept (else
+    /// the caller stores nothing); when not all was applied whole, `kept` is
+    /// the delivery as applied, which the caller stores; `overflow` holds the
+    /// rows with no room here, for the project-day's next split. Throws,
+    /// changing nothing, for bytes that do not read.
     #[wasm_bindgen(js_name = ingestDelivery)]
     pub fn ingest_delivery(&mut self, bytes: &[u8], shard: &str) -> Result<JsValue, JsValue> {
         let delivered = self.inner.borrow_mut().ingest_delivery(bytes, shard)?;
@@ -902,11 +919,11 @@ impl JsLogEndpoints {
         self.inner.borrow().snapshot_due_after_replay()
     }
 
-    /// `LogEndpoints.refusalIsFinal(status, body)`: whether a shard's refusal
-    /// of a delivery is final (recorded, not retried).
+    /// `LogEndpoints.refusalIsFinal(status)`: whether a shard's refusal of a
+    /// delivery is final (recorded, not retried).
     #[wasm_bindgen(js_name = refusalIsFinal)]
-    pub fn refusal_is_final(status: u16, body: &str) -> bool {
-        refusal_is_final(status, body)
+    pub fn refusal_is_final(status: u16) -> bool {
+        refusal_is_final(status)
     }
 
     /// `health()` → the answer of `GET /health`: 503 when this engine has no
@@ -1153,13 +1170,15 @@ impl JsLogEndpoints {
         to_js(&self.inner.borrow().endpoints())
     }
 
-    /// Constants of the service that hosts need (`{ retentionDays }`).
+    /// Constants of the service that hosts need (`Constants` in the TypeScript above).
     pub fn constants() -> Result<JsValue, JsValue> {
         to_js(&Constants {
             retention_days: crate::endpoints::LONGEST_RETENTION / DAY,
             params_body_bytes: http::MAX_PARAMS_BODY_BYTES,
             max_concurrent: crate::shard::MAX_CONCURRENT,
             sketch_relative_error: crate::sketch::RELATIVE_ERROR,
+            resend_window_ms: crate::shard::RESEND_WINDOW_HOURS * 3600 * 1000,
+            part_bytes: crate::snapshot::PART_BYTES,
         })
     }
 
@@ -1168,6 +1187,13 @@ impl JsLogEndpoints {
     /// and so are the shards of days before `firstKeptDay`.
     pub fn retention(now_ms: f64) -> Result<JsValue, JsValue> {
         to_js(&Retention::at(micros_of(now_ms)))
+    }
+
+    /// `LogEndpoints.retentionEndsMs(newestUs)` → the epoch ms from which
+    /// stored entries as new as `newestUs` are all past retention.
+    #[wasm_bindgen(js_name = retentionEndsMs)]
+    pub fn retention_ends_ms(newest_us: f64) -> f64 {
+        (Retention::ends_after(newest_us as Micros) as f64 / 1000.0).ceil()
     }
 
     /// Re-runs cached queries that are due (call it from a timer or a cron trigger every 300 s).

@@ -170,8 +170,11 @@ pub struct HttpRequest {
     pub content_type: Option<String>,
     /// The `Idempotency-Key` header.
     pub idempotency_key: Option<String>,
-    /// A POST body of parameters.
-    pub body: Option<String>,
+    /// A POST body of parameters, as its bytes: read by the binding apart
+    /// (text or a `Uint8Array`), so that bytes that are not UTF-8 reach
+    /// `post_params`, which names them.
+    #[serde(skip)]
+    pub body: Option<Vec<u8>>,
 }
 
 impl HttpRequest {
@@ -243,7 +246,7 @@ impl HttpRequest {
     /// Its parameters: a POST's body (a JSON object), else the query string's.
     pub fn params(&self) -> Result<Params> {
         if self.method.eq_ignore_ascii_case("POST") {
-            post_params(self.body.as_deref().unwrap_or("").as_bytes())
+            post_params(self.body.as_deref().unwrap_or_default())
         } else {
             self.query_params()
         }

@@ -78,7 +78,7 @@ pub use shard::{
     refusal_is_final, shard_name, split_by_shard, split_shard_name, Added, BatchKey, BatchSplit,
     Delivery, Gather, KnownRegistrations, QueryPlan, Registration, Retention, Round, ShardDelivery,
     ShardDirectory, ShardPart, ShardQuery, SplitRoute, SplitRoutes, DIRECTORY_PARTITIONS,
-    INGEST_PARTITIONS, MAX_CONCURRENT, SHARD_GROUPS,
+    INGEST_PARTITIONS, MAX_CONCURRENT, RESEND_WINDOW_HOURS, SHARD_GROUPS,
 };
 pub use sketch::RELATIVE_ERROR as SKETCH_RELATIVE_ERROR;
 pub use store::block_storage::{BlockStorage, BlockStorageRef, MemoryBlocks};

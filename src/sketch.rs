@@ -3,7 +3,7 @@
 //! γ = (1 + α) / (1 − α), so the bucket's representative `2γⁱ / (γ + 1)` is
 //! within `α` of every value in it. Two sketches merge by adding their bucket
 //! counts, exactly, in any order. Percentiles of buckets whose values sit in
-//! several shards come from here (README, "Contract decisions").
+//! several shards come from here (docs/contract.md, "Percentiles of a split project-day").
 
 use std::collections::BTreeMap;
 

@@ -111,21 +111,6 @@ impl ShardDirectory {
         Ok(directory)
     }
 
-    /// A project's filter, as stored (`restore_filter` reads it back).
-    pub fn filter(&self, project_key: &str) -> Option<Vec<u8>> {
-        self.filters.get(project_key).map(TrigramFilter::to_bytes)
-    }
-
-    /// Restores a stored filter (ORed into what is there); wrong sizes are ignored.
-    pub fn restore_filter(&mut self, project_key: &str, bytes: &[u8]) {
-        if let Some(stored) = TrigramFilter::from_bytes(bytes) {
-            self.filters
-                .entry(project_key.to_owned())
-                .or_default()
-                .union(&stored);
-        }
-    }
-
     fn may_contain(&self, project_key: &str, bits: &[u32]) -> bool {
         match self.filters.get(project_key) {
             Some(filter) => filter.has_all(bits),
@@ -263,13 +248,6 @@ mod tests {
         both.sort();
         both.dedup();
         assert_eq!(dir.lookup(&plan(None, vec![], "2026-11-20", None)), both);
-        let mut copy = ShardDirectory::default();
-        copy.restore_filter("p/a", &dir.filter("p/a").unwrap());
-        copy.add("p/a", "2026-11-19", 0, &[]);
-        assert_eq!(
-            copy.lookup(&plan(None, vec![1, 9], "2026-11-01", None)),
-            [shard("p/a", "2026-11-19")]
-        );
         assert_eq!(dir.drop_before("2026-11-20"), 1);
         assert_eq!((dir.shards(), dir.projects()), (2, 2));
     }

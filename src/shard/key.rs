@@ -9,6 +9,11 @@ use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use super::{ingest_name, INGEST_PARTITIONS};
 
+/// How long an object remembers the key of a batch it kept (a shipper's
+/// retries come within minutes; a day covers an outage): a resend within it
+/// is acknowledged again and not kept twice.
+pub const RESEND_WINDOW_HOURS: i64 = 24;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchKey {
@@ -61,6 +66,7 @@ impl BatchKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn same_bytes_same_key_and_partition() {
@@ -84,5 +90,13 @@ mod tests {
             BatchKey::of("postgres.logs", b"[1]", Some("k-1")).key
         );
         assert_eq!(a.key.len(), 32);
+    }
+
+    #[test]
+    fn the_key_reuse_error_names_the_resend_window() {
+        let within = format!("within {RESEND_WINDOW_HOURS} hours");
+        let error = Error::IdempotencyKeyReused { key: "k".into() };
+        assert!(error.to_string().contains(&within), "{error}");
+        assert!(error.kind().when.contains(&within), "{}", error.kind().when);
     }
 }

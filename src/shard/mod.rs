@@ -45,7 +45,7 @@ use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
 pub use directory::{Added, ShardDirectory};
 pub use frame::{read_record, Delivery, Section};
-pub use key::BatchKey;
+pub use key::{BatchKey, RESEND_WINDOW_HOURS};
 pub use merge::merge_answers;
 pub use query::{Gather, ShardQuery};
 pub use round::{refusal_is_final, KnownRegistrations, Registration, Round, ShardDelivery};
@@ -86,6 +86,13 @@ impl Retention {
             first_kept_day: day_of(now.saturating_sub(LONGEST_RETENTION).saturating_add(1)),
         }
     }
+
+    /// The first time at which entries as new as `newest` are all past
+    /// retention (`at(time).cutoff` passes `newest`): when a store of them
+    /// next has work to do, if nothing else comes.
+    pub fn ends_after(newest: Micros) -> Micros {
+        newest.saturating_add(LONGEST_RETENTION).saturating_add(1)
+    }
 }
 
 /// The key of a project in the directory: `p/{ref}`, or `none` for entries
@@ -116,8 +123,8 @@ pub fn is_group_shard(name: &str) -> bool {
 
 /// The name of the store holding a project's entries of `day`: its group's
 /// (split 0), or, once a store refused them for want of room, its own
-/// `{day}/p/{ref}/{split}` (README, "Contract decisions": a project-day split
-/// by size).
+/// `{day}/p/{ref}/{split}` (README, "Edge worker": a project-day larger
+/// than one store).
 pub fn split_shard_name(project_key: &str, day: &str, split: u32) -> String {
     match split {
         0 => shard_name(group_of(project_key), day),
@@ -219,6 +226,21 @@ impl QueryPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retention_ends_when_the_newest_entry_passes_the_cutoff() {
+        let newest: Micros = 1_764_000_000_000_000;
+        let ends = Retention::ends_after(newest);
+        assert!(
+            Retention::at(ends - 1).cutoff <= newest,
+            "still kept a µs before"
+        );
+        assert!(
+            Retention::at(ends).cutoff > newest,
+            "past retention from then"
+        );
+        assert_eq!(ends - newest, 90 * 24 * 3600 * 1_000_000 + 1);
+    }
 
     #[test]
     fn days_names_and_groups() {

@@ -1,9 +1,8 @@
 //! A round of distribution: the batches an ingest partition keeps, read back
 //! and coalesced, so that each shard takes one delivery per round (a section
-//! per stream, every batch's entries for it in one JSON array) and each
-//! directory partition one registration (the days and URL trigram bits of
-//! the projects it knows), however many batches the round covers. Each
-//! shard's section of a stream is every batch's staged rows for it, joined.
+//! per stream: every batch's staged rows for it, joined) and each directory
+//! partition one registration (the days and URL trigram bits of the projects
+//! it knows), however many batches the round covers.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -50,15 +49,14 @@ pub struct ShardDelivery {
     pub bytes: Vec<u8>,
 }
 
-/// Whether a shard's refusal of a delivery (its status and error body) is
-/// final, so the round records it and goes on: a 4xx (bytes that do not
-/// read, which a retry cannot change) or `store_full` (the shard's days hold
-/// its whole budget: waiting for room would hold back every later round of
-/// the partition). Anything else (a 5xx, no answer) is retried, and the
-/// shard recognises a delivery it already applied.
-pub fn refusal_is_final(status: u16, body: &str) -> bool {
+/// Whether a shard's refusal of a delivery (its status) is final, so the
+/// round records it and goes on: a 4xx (bytes that do not read, which a
+/// retry cannot change). Anything else (a 5xx, no answer) is retried, and
+/// the shard recognises a delivery it already applied. (Rows a shard has no
+/// room for are not refused: it hands them back, and they go to the
+/// project-day's next split.)
+pub fn refusal_is_final(status: u16) -> bool {
     (400..500).contains(&status)
-        || crate::error::ErrorReport::from_answer(status, body).code == "store_full"
 }
 
 /// Per (project key, day): the URL bits its entries set, and its highest split.

@@ -232,9 +232,6 @@ impl Default for TrigramFilter {
 }
 
 impl TrigramFilter {
-    /// Bytes of the filter as stored (`to_bytes`).
-    pub const BYTES: usize = FILTER_WORDS * 8;
-
     pub fn set(&mut self, bit: u32) {
         if let Some(word) = self.0.get_mut((bit / 64) as usize) {
             *word |= 1 << (bit % 64);
@@ -291,23 +288,6 @@ impl TrigramFilter {
             filter.set(bit);
         }
         filter
-    }
-
-    /// Little-endian words: bit `b` is bit `b % 8` of byte `b / 8`.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.0.iter().flat_map(|w| w.to_le_bytes()).collect()
-    }
-
-    /// The filter `to_bytes` wrote; `None` for any other length.
-    pub fn from_bytes(bytes: &[u8]) -> Option<TrigramFilter> {
-        if bytes.len() != Self::BYTES {
-            return None;
-        }
-        let mut filter = TrigramFilter::default();
-        for (word, chunk) in filter.0.iter_mut().zip(bytes.chunks_exact(8)) {
-            *word = u64::from_le_bytes(chunk.try_into().ok()?);
-        }
-        Some(filter)
     }
 }
 /// `url_project` value of a URL seen in entries of more than one project.

@@ -523,6 +523,14 @@ test("retention: a shard whose day is past 90 days deletes its storage, and the 
 
   const later = dayMs + 91 * 24 * 3600e3;
   const namespace = await mf.getDurableObjectNamespace("SHARD");
+  // With nothing cached to keep warm, the shard's next alarm is when its newest entry passes retention.
+  const now = await namespace.get(namespace.idFromName(shard)).fetch("https://shard.internal/maintain", {
+    method: "POST",
+    headers: { "X-Now-Ms": String(NOW) },
+  });
+  const { nextMaintenanceInMs, deleted } = await now.json();
+  assert.equal(deleted, undefined);
+  assert.equal(nextMaintenanceInMs, dayMs + 90 * 24 * 3600e3 + 1 - NOW, "the entry at dayMs + 2 µs is kept 90 days");
   const maintained = await namespace.get(namespace.idFromName(shard)).fetch("https://shard.internal/maintain", {
     method: "POST",
     headers: { "X-Now-Ms": String(later) },

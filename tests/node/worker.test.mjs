@@ -112,6 +112,10 @@ test("POST with a JSON object of parameters", async () => {
   assert.deepEqual(await res.json(), reference.query(name, params, QUERY_KEY));
   const bad = await mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}`, { method: "POST", headers: { "X-API-KEY": QUERY_KEY }, body: "[1]" });
   await expectError(bad, 400, "invalid_parameter");
+  // Bytes that are not UTF-8 are named, not read with replacement characters.
+  const latin1 = new Uint8Array([...new TextEncoder().encode('{"project":"caf'), 0xe9, ...new TextEncoder().encode('"}')]);
+  const notText = await mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}`, { method: "POST", headers: { "X-API-KEY": QUERY_KEY }, body: latin1 });
+  assert.match(await expectError(notText, 400, "invalid_parameter"), /not UTF-8/);
 });
 
 test("each key form, and 401 before anything else", async () => {

@@ -1,8 +1,9 @@
 // Byte strings kept in SQLite in parts: Durable Object SQLite values are
-// limited to 2 MB, so a batch is written in 1 MiB parts and read back in
-// parts or joined (a snapshot's parts are cut by the engine: snapshotParts).
+// limited to 2 MB, so a batch is written in parts of the core's size (1 MiB,
+// as the engine cuts a snapshot's: snapshotParts) and read back in parts or joined.
+import { LogEndpoints } from "./engine.js";
 
-const PART_BYTES = 1024 * 1024;
+const { partBytes: PART_BYTES } = LogEndpoints.constants();
 
 /** Writes `body` in parts of at most PART_BYTES: `insert(part, bytes)` for each. */
 export function writeParts(body, insert) {

@@ -6,7 +6,7 @@
 // here before delivering it, so a stored entry is always found. A query for its
 // projects comes here: it looks up the shards, asks them in the core's waves
 // and answers with their answers merged (docs/edge-deployment.md).
-import { checkEngine, engineGeneration, isServiceError, LogEndpoints, release, ShardDirectory, unavailable } from "./engine.js";
+import { checkEngine, engineGeneration, isServiceError, LogEndpoints, recoverFrom, release, ShardDirectory, unavailable } from "./engine.js";
 import { readParts, writeParts } from "./blobs.js";
 import { respond } from "./http.js";
 import { PARTIAL_PATH, shardStub } from "./stubs.js";
@@ -60,7 +60,8 @@ export class DirectoryObject {
     } catch (e) {
       if (e instanceof ShardError) return e.response;
       if (isServiceError(e)) return respond(e);
-      // Memory may now hold what storage does not: read it back.
+      // Memory may now hold what storage does not: read it back (into a new engine after a trap).
+      recoverFrom(e);
       this.load();
       return respond(unavailable(`the directory of shards failed (${e?.message})`));
     }

@@ -15,9 +15,21 @@ export function engineGeneration() {
   return generation;
 }
 
-export function resetEngine() {
+function resetEngine() {
   __wbg_reset_state();
   generation++;
+}
+
+/**
+ * After an error that is not the core's: a trap (the engine aborted) leaves
+ * the wasm instance unusable, so it is replaced, and every object rebuilds
+ * its own engine; any other error (storage, a request cut off) leaves it as
+ * it is. Whether it was a trap.
+ */
+export function recoverFrom(e) {
+  if (!(e instanceof WebAssembly.RuntimeError)) return false;
+  resetEngine();
+  return true;
 }
 
 /**

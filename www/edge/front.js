@@ -9,7 +9,7 @@
 //   the core merges their answers.
 // With SHARDING=off every request goes to one shard object named `logs`.
 // docs/edge-deployment.md says how it works and what it costs.
-import { checkEngine, engineGeneration, isServiceError, LogEndpoints, newEngine, release, settingsFrom, unavailable } from "./engine.js";
+import { checkEngine, engineGeneration, isServiceError, LogEndpoints, newEngine, recoverFrom, release, settingsFrom, unavailable } from "./engine.js";
 import { errorResponse, preflight, readBody, requestParts, respond, withCors } from "./http.js";
 import { directoryStub, ingestStub, inWaves, shardStub, SINGLE_SHARD } from "./stubs.js";
 
@@ -75,16 +75,17 @@ export class Front {
     }
     const { service, settings } = engine;
     if (target.kind === "health") return withCors(respond(service.health()));
-    if (!settings.sharding) return withCors(await shardStub(env, SINGLE_SHARD).fetch(request));
     const nowMs = this.requestNowMs(request);
     if (nowMs !== null) service.setNow(nowMs);
     try {
+      if (!settings.sharding) return withCors(await shardStub(env, SINGLE_SHARD).fetch(request));
       if (target.kind === "ingest") return withCors(await this.ingest(request, url, env, service, settings));
       return withCors(await this.query(request, url, env, service));
     } catch (e) {
       if (e instanceof ObjectError) return withCors(e.response);
       if (!isServiceError(e)) {
         console.error("log-endpoints: front fault:", e && e.message);
+        recoverFrom(e);
         this.cached = undefined;
       }
       return withCors(errorResponse(e, "the front worker could not complete the request"));
@@ -127,11 +128,13 @@ export class Front {
     const body = request.method === "POST" ? await readBody(request, PARAMS_BODY_BYTES) : undefined;
     const call = requestParts(request, url, body);
     const made = engineGeneration();
-    const query = service.shardQuery(call);
+    const query = service.shardQuery(call); // refuses a body that is not UTF-8
     const plan = query.plan;
+    // Sent on as JSON, so the body goes as the text the core has just read.
+    const forwarded = body === undefined ? call : { ...call, body: new TextDecoder().decode(body) };
     try {
       for (let wave = query.nextWave(); wave.length > 0; wave = query.nextWave()) {
-        const answers = await Promise.all(wave.map((directory) => this.askDirectory(env, directory, plan, call, request)));
+        const answers = await Promise.all(wave.map((directory) => this.askDirectory(env, directory, plan, forwarded, request)));
         checkEngine(made);
         answers.forEach((answer, i) => query.add(wave[i], answer));
       }

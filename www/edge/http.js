@@ -46,7 +46,7 @@ export function requestParts(request, url, body) {
     source: request.headers.get("X-Source"),
     contentType: request.headers.get("Content-Type"),
     idempotencyKey: request.headers.get("Idempotency-Key"),
-    body: body === undefined ? undefined : new TextDecoder().decode(body),
+    body,
   };
 }
 

@@ -229,7 +229,7 @@ export class IngestObject {
         return true;
       }
       const body = await res.text();
-      if (!LogEndpoints.refusalIsFinal(res.status, body)) {
+      if (!LogEndpoints.refusalIsFinal(res.status)) {
         console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); retrying`);
         return false;
       }

@@ -3,8 +3,10 @@
 // core makes the keys (a batch's stream and bytes, or the client's
 // Idempotency-Key); this is their table in the object's SQLite storage.
 
-/** How long a key is remembered (a shipper's retries come within minutes; a day covers an outage). */
-export const SEEN_FOR_MS = 24 * 3600 * 1000;
+import { LogEndpoints } from "./engine.js";
+
+/** How long a key is remembered (the core's resend window). */
+const { resendWindowMs: SEEN_FOR_MS } = LogEndpoints.constants();
 
 export class SeenBatches {
   constructor(sql) {

@@ -6,7 +6,7 @@
 // or after a wasm trap: from its last snapshot and the batches after it. An
 // alarm writes snapshots, warms its cache and applies retention; a wake that
 // replayed many batches writes its snapshot at once.
-import { engineFault, engineGeneration, isServiceError, keepEngine, LogEndpoints, newEngine, releaseEarlierEngine, resetEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
+import { engineFault, engineGeneration, isServiceError, keepEngine, LogEndpoints, newEngine, recoverFrom, releaseEarlierEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
 import { partsOf, readParts, writeParts } from "./blobs.js";
 import { readBody, requestParts, respond } from "./http.js";
 import { SeenBatches } from "./seen.js";
@@ -120,8 +120,7 @@ export class ShardObject {
           console.error(`log-endpoints: restoring the snapshot failed (${e?.message}); replaying the stored batches`);
           this.woke.snapshotFailed = String(e?.message);
           this.service = undefined;
-          // Only a trap leaves the engine unusable; a storage error does not.
-          if (e instanceof WebAssembly.RuntimeError) resetEngine();
+          recoverFrom(e);
         }
       }
     }
@@ -170,11 +169,10 @@ export class ShardObject {
       } catch (e) {
         // A storage error costs only time: the next wake replays them again.
         console.error(`log-endpoints: the snapshot after a replay could not be written: ${e?.message}`);
-        const trapped = e instanceof WebAssembly.RuntimeError;
+        const trapped = recoverFrom(e);
         if (trapped) {
-          // A trap leaves the engine unusable: a fresh one replays again, without the snapshot.
+          // A fresh engine replays again, without the snapshot.
           this.service = undefined;
-          resetEngine();
           this.load({ snapshotAfterReplay: false });
         }
         this.woke.snapshot = { written: false, reason: String(e?.message), engineReset: trapped };
@@ -347,22 +345,27 @@ export class ShardObject {
     });
   }
 
-  /** Maintenance comes MAINTAIN_EVERY_MS after the first batch since the last. */
-  async armAlarm() {
-    if (this.alarmAt) return;
-    this.alarmAt = Date.now() + MAINTAIN_EVERY_MS;
-    await this.ctx.storage.setAlarm(this.alarmAt);
+  /**
+   * Maintenance comes MAINTAIN_EVERY_MS after the first batch since the last
+   * (or `inMs` from now), unless an alarm is already due sooner.
+   */
+  async armAlarm(inMs = MAINTAIN_EVERY_MS) {
+    const at = Date.now() + inMs;
+    if (this.alarmAt && this.alarmAt <= at) return;
+    this.alarmAt = at;
+    await this.ctx.storage.setAlarm(at);
   }
 
   /**
-   * The alarm: maintenance. It comes back while cached results are kept warm;
-   * a shard whose batches are all past retention deletes its storage.
+   * The alarm: maintenance. It comes back while cached results are kept warm,
+   * else when the newest batch passes retention, and then the shard deletes
+   * its storage.
    */
   async alarm() {
     this.alarmAt = null;
     if (!this.service || this.generation !== engineGeneration()) this.rebuild();
     const status = await this.maintenance(this.settings.fixedNowMs ?? Date.now());
-    if (!status.deleted && status.kept > 0) await this.armAlarm();
+    if (!status.deleted && status.nextMaintenanceInMs !== null) await this.armAlarm(status.nextMaintenanceInMs);
   }
 
   /** Maintenance asked over HTTP, as of `X-Now-Ms` (the cron's time) or now. */
@@ -374,9 +377,11 @@ export class ShardObject {
   /**
    * Drops stored batches whose newest entry is past the longest retention,
    * writes a fresh snapshot when batches came since the last one, and warms
-   * the cache, as of `nowMs`.
+   * the cache, as of `nowMs`; says when it is next due (`nextMaintenanceInMs`).
    */
   async maintenance(nowMs) {
+    // Keys of batches sent here directly (SHARDING=off) past the resend window, by the host clock they were kept by.
+    this.seen.prune(Date.now());
     const { cutoff } = LogEndpoints.retention(nowMs);
     const expired = this.sql.exec("SELECT id FROM batches WHERE newest_us < ?", cutoff).toArray();
     if (expired.length > 0) {
@@ -399,24 +404,30 @@ export class ShardObject {
     this.service.setNow(nowMs);
     const warmed = this.service.warmCache();
     this.service.setNow(this.settings.fixedNowMs);
-    return { ...warmed, droppedBatches: expired.length, snapshot, woke: this.woke, ...this.service.stats(), memoryBytes: this.service.memoryBytes() };
+    // Nothing cached to keep warm: the next work is retention's, when the
+    // newest batch passes it (none when nothing is stored).
+    const { newest } = this.sql.exec("SELECT max(newest_us) AS newest FROM batches").one();
+    const nextMaintenanceInMs =
+      warmed.kept > 0 ? MAINTAIN_EVERY_MS : newest === null ? null : Math.max(MAINTAIN_EVERY_MS, LogEndpoints.retentionEndsMs(newest) - nowMs);
+    return { ...warmed, droppedBatches: expired.length, snapshot, nextMaintenanceInMs, woke: this.woke, ...this.service.stats(), memoryBytes: this.service.memoryBytes() };
   }
 
   failure(e) {
     if (isServiceError(e)) return respond(e);
-    // Anything else is a fault inside the engine (a wasm trap): start a fresh
-    // instance from storage so the next request is served normally.
-    console.error("log-endpoints: engine fault, re-instantiating:", e && e.message);
+    // A trap replaces the engine; any other fault (storage, say) may have left
+    // memory ahead of storage. Either way the store is rebuilt from storage so
+    // that the next request is served normally, and the caller sends it again.
+    const trapped = recoverFrom(e);
+    console.error(`log-endpoints: ${trapped ? "engine fault, re-instantiating" : "shard fault, rebuilding"}:`, e && e.message);
     try {
       this.service = undefined;
-      resetEngine();
       this.rebuild();
     } catch (again) {
       console.error("log-endpoints: rebuild failed:", again && again.message);
       this.service = undefined;
       return respond(unavailable("the query engine is restarting"));
     }
-    return respond(engineFault());
+    return respond(trapped ? engineFault() : unavailable(`the shard could not complete the request (${e && e.message})`));
   }
 }
 
