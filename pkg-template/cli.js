@@ -383,8 +383,10 @@ async function main(argv) {
 // before a pipe had taken all of stdout (answers past 64 KiB were cut). A
 // reader that stops early (`| head`) has all it wants: no error then.
 process.stdout.on("error", (e) => {
-  if (e.code !== "EPIPE") throw e;
-  process.exit(process.exitCode ?? 0);
+  if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  // Any other: the output could not be written (a full disk, say), one line and 1.
+  process.stderr.write(`error: cannot write the output: ${e.message}\n`);
+  process.exit(1);
 });
 main(process.argv.slice(2)).then(
   (code) => {

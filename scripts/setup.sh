@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes everything the build and the tests need appear on this machine, and
-# writes target/toolchain.env describing the wasm toolchain found. Every step
-# checks first and is quick the second time.
+# Makes everything the build needs appear on this machine (with --for-tests,
+# also what only the tests need: Chromium, the fuzz tools), and writes
+# target/toolchain.env describing the wasm toolchain found. Every step checks
+# first and is quick the second time.
 #
 # wasm32 toolchain, in order of preference:
 #   1. a Rust toolchain that already has the wasm32-unknown-unknown std;
@@ -126,6 +127,8 @@ install_fuzz_tools() {
 choose_wasm_toolchain
 install_wasm_bindgen_cli
 install_node_packages
-install_browser
-install_fuzz_tools
+if [ "${1:-}" = "--for-tests" ]; then
+  install_browser
+  install_fuzz_tools
+fi
 log "toolchain ready ($(grep WASM_ROUTE target/toolchain.env))"

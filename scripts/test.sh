@@ -9,7 +9,7 @@ started=$(date +%s)
 stage() { echo; echo "=== $* ($(( $(date +%s) - started ))s)"; }
 
 stage "setup"
-bash scripts/setup.sh
+bash scripts/setup.sh --for-tests
 load_wasm_toolchain
 
 stage "cargo fmt --check"

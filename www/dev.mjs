@@ -100,12 +100,22 @@ const bindings = {};
 for (const { name } of LogEndpoints.settings()) if (process.env[name]) bindings[name] = process.env[name];
 Object.assign(bindings, { API_KEYS: apiKeys, INGEST_KEYS: ingestKeys });
 const sample = !options["no-sample"] && process.env.API_KEYS === undefined && process.env.INGEST_KEYS === undefined;
+// The keys as the worker reads them (a list, or API_KEYS as a JSON array of keys
+// and restricted keys): the examples use the first query key with no restriction.
+let settings;
+try {
+  settings = LogEndpoints.readSettings(bindings);
+} catch (e) {
+  console.error(`error: ${e.message}`);
+  process.exit(1);
+}
+const keyOf = (k) => (typeof k === "string" ? k : k.key);
+const queryKey = keyOf(settings.apiKeys.find((k) => typeof k === "string" || (!k.projects && !k.endpoints)) ?? settings.apiKeys[0] ?? "");
+const ingestKey = settings.ingestKeys[0] ?? "";
 
 const mf = new Miniflare(workerOptions({ persistDir: path.join(stateDir, "do"), bindings, port, host: options.host }));
 const url = await mf.ready;
 const base = url.origin;
-const queryKey = apiKeys.split(",")[0];
-const ingestKey = ingestKeys.split(",")[0];
 
 const sampleMarker = path.join(stateDir, "sample-ingested");
 const nowMs = Number(process.env.FIXED_NOW_MS || Date.now());
@@ -135,8 +145,8 @@ if (sample && !existsSync(sampleMarker)) {
 } else {
   console.log(`no sample logs loaded (keys configured, or --no-sample); storage in ${shownState}`);
 }
-for (const [name, keys] of [["API_KEYS", apiKeys], ["INGEST_KEYS", ingestKeys]]) {
-  if (!keys.trim()) console.log(`warning: ${name} is empty: every call that needs such a key is refused with 503 no_api_keys, and /health answers 503`);
+for (const [name, keys] of [["API_KEYS", settings.apiKeys], ["INGEST_KEYS", settings.ingestKeys]]) {
+  if (keys.length === 0) console.log(`warning: ${name} is empty: every call that needs such a key is refused with 503 no_api_keys, and /health answers 503`);
 }
 
 // One example per endpoint, from the endpoints' own descriptions: every

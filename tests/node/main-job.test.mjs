@@ -56,7 +56,8 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
   let output = "";
   job = spawn(process.execPath, ["www/dev.mjs", "--host", "0.0.0.0", "--port", String(port), "--state", state], {
     cwd: ROOT,
-    env: { ...process.env, API_KEYS: PRIVATE_TOKEN, INGEST_KEYS: PUBLIC_TOKEN, SHARDING: "off" },
+    // API_KEYS as a JSON array, a restricted key first: the examples use the unrestricted one.
+    env: { ...process.env, API_KEYS: JSON.stringify([{ key: "only-x", projects: ["x"] }, PRIVATE_TOKEN]), INGEST_KEYS: PUBLIC_TOKEN, SHARDING: "off" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   job.stdout.on("data", (d) => (output += d));
@@ -71,6 +72,7 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
     }),
   ]);
   assert.match(output, /no sample logs loaded/);
+  assert.match(output, new RegExp(`query key:  ${PRIVATE_TOKEN}\n`));
 
   // Reachable on an address other than loopback, where the machine has one.
   const external = Object.values(networkInterfaces())

@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, copyFileSync, cpSync } from "node:fs";
+import { mkdtempSync, mkdirSync, openSync, readdirSync, statSync, rmSync, writeFileSync, readFileSync, copyFileSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -57,8 +57,11 @@ before(() => {
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 test("the tarball holds exactly the files of the `files` list", () => {
-  const listed = JSON.parse(readFileSync(path.join(dir, "node_modules/log-endpoints/package.json"), "utf8")).files;
-  for (const file of listed) readFileSync(path.join(dir, "node_modules/log-endpoints", file));
+  const installed = path.join(dir, "node_modules/log-endpoints");
+  const listed = JSON.parse(readFileSync(path.join(installed, "package.json"), "utf8")).files;
+  // npm adds package.json and the README to what `files` lists.
+  const held = readdirSync(installed, { recursive: true }).filter((f) => statSync(path.join(installed, f)).isFile());
+  assert.deepEqual(held.sort(), [...new Set([...listed, "package.json", "README.md"])].sort());
 });
 
 test("Node ESM: import by name, ready at once", () => {
@@ -238,7 +241,9 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   const unnamed = cli("query", "usage.api-requests-count", "--logs", "no-project.ndjson", "--param", `project=${project}`);
   assert.equal(unnamed.status, 0, unnamed.stderr);
   assert.match(unnamed.stderr, /warning: none of the 3 edge entries names a project/);
-  assert.doesNotMatch(cli("query", "usage.api-requests-count", "--logs", "edge.ndjson", "--param", `project=${project}`).stderr, /names a project/);
+  const named = cli("query", "usage.api-requests-count", "--logs", "edge.ndjson", "--param", `project=${project}`);
+  assert.equal(named.status, 0, named.stderr);
+  assert.doesNotMatch(named.stderr, /names a project/);
 
   // A cut-off gzip keeps the whole entries before the break, and says so; a
   // file that is not gzip past its first two bytes is refused.
@@ -250,14 +255,18 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.ok(kept > fns.length / 3 && kept < fns.length, cut.stderr);
   assert.doesNotMatch(cut.stderr, /rejected/, "the entry the cut went through is left out, not read damaged");
   writeFileSync(path.join(dir, "not.gz"), Buffer.from([0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
-  assert.match(cli("query", "logs.all", "--logs", "not.gz", "--param", `project=${project}`).stderr, /^error: not\.gz is not valid gzip\n/);
+  const notGzip = cli("query", "logs.all", "--logs", "not.gz", "--param", `project=${project}`);
+  assert.equal(notGzip.status, 2, "unreadable input");
+  assert.match(notGzip.stderr, /^error: not\.gz is not valid gzip\n/);
   // Standard input as `--logs -`; parameters the endpoint does not take, or
   // given twice, and an endpoint whose stream no file held, are warned of.
   const piped = spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), ["query", "functions.invocation-stats", "--logs", "-", "--logs", "-", ...countParams], { cwd: dir, encoding: "utf8", input: gzipSync(ndjson(fns)) });
   assert.equal(piped.status, 0, piped.stderr);
   assert.deepEqual(JSON.parse(piped.stdout), JSON.parse(once.stdout));
   assert.match(piped.stderr, /warning: - \(standard input\) is given twice; it is read once/);
-  assert.match(cli("query", "logs.all", "--open", "-", "--param", "project=p").stderr, /^error: --open takes a snapshot file \(standard input is for --logs -\)/);
+  const openStdin = cli("query", "logs.all", "--open", "-", "--param", "project=p");
+  assert.equal(openStdin.status, 2, "usage");
+  assert.match(openStdin.stderr, /^error: --open takes a snapshot file \(standard input is for --logs -\)/);
   const careless = cli("query", "functions.invocation-stats", "--logs", "edge.ndjson", ...countParams, "--param", "intreval=1hr", "--param", "project=x");
   assert.equal(careless.status, 0, careless.stderr);
   assert.match(careless.stderr, /unknown parameter `intreval` ignored \(did you mean `interval`\?\)/);
@@ -329,8 +338,12 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
     assert.deepEqual(JSON.parse(run.stdout), EXPECTED[0]);
   }
   // A reader that stops early (| head) is no error.
-  const early = spawnSync("sh", ["-c", `"${cliPath}" query logs.all --logs edge.ndjson --param project=${project} 2>early.err | head -c 10 >/dev/null; cat early.err`], { cwd: dir, encoding: "utf8" });
+  const early = spawnSync("bash", ["-c", `"${cliPath}" query logs.all --logs edge.ndjson --param project=${project} 2>early.err | head -c 10 >/dev/null; echo "exit \${PIPESTATUS[0]}"; cat early.err`], { cwd: dir, encoding: "utf8" });
+  assert.match(early.stdout, /^exit 0\n/, "no error");
   assert.doesNotMatch(early.stdout, /EPIPE|Error|at /, early.stdout);
+  // Output that cannot be written is one line and exit 1, not a stack.
+  const full = spawnSync(cliPath, ["endpoints"], { cwd: dir, encoding: "utf8", stdio: ["ignore", openSync("/dev/full", "w"), "pipe"] });
+  assert.deepEqual([full.status, full.stderr], [1, "error: cannot write the output: ENOSPC: no space left on device, write\n"]);
   assert.deepEqual(byNow(String(NOW / 1000)), EXPECTED[0]);
   assert.deepEqual(byNow(new Date(NOW).toISOString().slice(0, 19), { TZ: "America/New_York" }), EXPECTED[0]);
 

@@ -270,6 +270,13 @@ test("a cut-off gzip keeps the whole entries before the cut and says where it en
   }
 });
 
+test("a file named .gz that the browser saved unpacked is read as it is", async () => {
+  writeFileSync(path.join(dir, "unpacked.ndjson.gz"), ndjson(edge.slice(0, 20)));
+  const summary = await loadFresh([path.join(dir, "unpacked.ndjson.gz")]);
+  assert.match(summary, /20 entries loaded/);
+  assert.doesNotMatch(summary, /gzip/);
+});
+
 test("files without a project, or a CSV without ids, are explained", async () => {
   writeFileSync(path.join(dir, "no-project.ndjson"), ndjson(edge.slice(0, 20).map(({ project: _, ...rest }) => rest)));
   assert.match(await loadFresh([path.join(dir, "no-project.ndjson")]), /None of the 20 edge entries names a project/);

@@ -145,7 +145,12 @@ function fillChoices(catalog) {
 
 /** Downloads what is held as a saved analysis, to open here again later. */
 $("#save").addEventListener("click", async () => {
-  const bytes = await ask({ type: "snapshot" });
+  let bytes;
+  try {
+    bytes = await ask({ type: "snapshot" });
+  } catch (e) {
+    return addSummary(`<p class="warn">Could not save: ${escape(e.message)}</p>`);
+  }
   const link = Object.assign(document.createElement("a"), {
     href: URL.createObjectURL(new Blob([bytes], { type: "application/octet-stream" })),
     download: `logs-${new Date().toISOString().slice(0, 10)}.logsnap`,

@@ -14,7 +14,8 @@ async function ready() {
 }
 
 /**
- * Byte chunks of a File, gunzipped when it is gzip (by name or magic bytes);
+ * Byte chunks of a File, gunzipped when it is gzip (by its first bytes: a
+ * browser may save a download unpacked under its `.gz` name);
  * `onRead` is told each chunk's size as read from the file (before gunzip),
  * so progress follows the file, compressed or not.
  */
@@ -26,7 +27,7 @@ async function* bytesOf(file, onRead) {
       controller.enqueue(chunk);
     },
   }));
-  if (file.name.endsWith(".gz") || (head[0] === 0x1f && head[1] === 0x8b)) {
+  if (head[0] === 0x1f && head[1] === 0x8b) {
     stream = stream.pipeThrough(new DecompressionStream("gzip"));
   }
   const reader = stream.getReader();
