@@ -787,12 +787,12 @@ impl JsLogEndpoints {
         to_js(&report)
     }
 
-    /// `splitByShard(stream, batch)` → `{ parts: [{ shard, project, projectKey,
-    /// day, body, indexes, urlBits }], report }`: the batch's entries grouped
-    /// by shard (project and UTC day; each part's `body` a JSON array of the
-    /// entries as they arrived, `indexes` their places in the batch, `urlBits`
-    /// the trigram bits of their request URLs), read as `ingest` would read
-    /// them, but not kept; `report` lists the entries refused.
+    /// `splitByShard(stream, batch)` → `{ parts: [{ shard, group, day,
+    /// stream, body, entries, projects: [{ projectKey, urlBits }] }], report }`:
+    /// the batch's entries grouped by shard (project group and UTC day; each
+    /// part's `body` a JSON array of its `entries` as they arrived, `urlBits`
+    /// the trigram bits of each project's request URLs), read as `ingest`
+    /// would read them, but not kept; `report` lists the entries refused.
     #[wasm_bindgen(js_name = splitByShard)]
     pub fn split_by_shard(&self, stream: &str, batch: JsValue) -> Result<JsValue, JsValue> {
         let bytes = batch_bytes(&batch)?;

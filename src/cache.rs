@@ -1,7 +1,8 @@
 //! Query answers, and the result cache (docs/contract.md, "Cache"): per (endpoint, parameter values), for
 //! the endpoint's cache seconds from when the result was computed. Warming
 //! re-computes entries that are still in use every cache-warming interval; an
-//! entry nobody has asked for in a whole cache period is dropped instead.
+//! entry nobody has asked for in a whole cache period is dropped instead. The
+//! cache holds at most `MAX_CACHED_BYTES`, outside the store's budget.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -123,9 +124,24 @@ impl CacheStatus {
     }
 }
 
+/// Most bytes the cached answers may take (their bodies, and `ENTRY_BYTES`
+/// each): past it, expired answers go, then the least recently used, down to
+/// three quarters of it. Answers are a few KiB at most, so this is thousands;
+/// without it, callers asking ever new parameters (a pattern per request)
+/// grew the cache until memory ran out, with no host warming it.
+pub(crate) const MAX_CACHED_BYTES: usize = 4 << 20;
+/// What an entry takes besides its body: its query, its slot, its times.
+const ENTRY_BYTES: usize = 256;
+
+fn cost(body: &str) -> usize {
+    body.len() + ENTRY_BYTES
+}
+
 #[derive(Default)]
 pub struct ResultCache {
     entries: HashMap<Query, CachedResult>,
+    /// What the entries take, by `cost`.
+    bytes: usize,
 }
 
 fn lifetime(query: &Query) -> Option<Micros> {
@@ -162,7 +178,8 @@ impl ResultCache {
     /// endpoint is not cached.
     pub fn put(&mut self, query: &Query, body: Arc<str>, now: Micros) -> Option<CacheStatus> {
         let ttl = lifetime(query)?;
-        self.entries.insert(
+        self.bytes += cost(&body);
+        let replaced = self.entries.insert(
             query.clone(),
             CachedResult {
                 body,
@@ -170,10 +187,49 @@ impl ResultCache {
                 last_used: now,
             },
         );
+        if let Some(old) = replaced {
+            self.bytes -= cost(&old.body);
+        }
+        if self.bytes > MAX_CACHED_BYTES {
+            self.make_room(now);
+        }
         Some(CacheStatus {
             hit: false,
             max_age_seconds: remaining_seconds(now + ttl, now),
         })
+    }
+
+    /// Drops expired answers, then the least recently used, until the cache
+    /// holds at most three quarters of `MAX_CACHED_BYTES`.
+    fn make_room(&mut self, now: Micros) {
+        self.entries.retain(|query, entry| {
+            lifetime(query).is_some_and(|ttl| {
+                now < entry.computed_at.saturating_add(ttl) && now >= entry.computed_at
+            })
+        });
+        self.recount();
+        let room = MAX_CACHED_BYTES / 4 * 3;
+        if self.bytes <= room {
+            return;
+        }
+        let mut by_use: Vec<(Micros, Query)> = self
+            .entries
+            .iter()
+            .map(|(query, entry)| (entry.last_used, query.clone()))
+            .collect();
+        by_use.sort_unstable_by_key(|(last_used, _)| *last_used);
+        for (_, query) in by_use {
+            if self.bytes <= room {
+                break;
+            }
+            if let Some(entry) = self.entries.remove(&query) {
+                self.bytes -= cost(&entry.body);
+            }
+        }
+    }
+
+    fn recount(&mut self) {
+        self.bytes = self.entries.values().map(|entry| cost(&entry.body)).sum();
     }
 
     /// Drops entries unused for a whole cache period and returns the queries due
@@ -184,6 +240,7 @@ impl ResultCache {
                 now < entry.last_used.saturating_add(ttl) && now >= entry.computed_at
             })
         });
+        self.recount();
         self.entries
             .iter()
             .filter(|(query, entry)| {
@@ -200,6 +257,7 @@ impl ResultCache {
     /// Replaces a warmed entry's body, keeping when it was last used.
     pub fn refresh(&mut self, query: &Query, body: Arc<str>, now: Micros) {
         if let Some(entry) = self.entries.get_mut(query) {
+            self.bytes = self.bytes + cost(&body) - cost(&entry.body);
             entry.body = body;
             entry.computed_at = now;
         }
@@ -211,5 +269,6 @@ impl ResultCache {
 
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.bytes = 0;
     }
 }

@@ -15,7 +15,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
-use crate::ingest::{is_blank, is_csv_header, IngestReport, Rejection, Stream};
+use crate::ingest::{
+    is_blank, is_csv_header, BatchForm, EntryForm, Framing as IngestFraming, IngestReport,
+    Rejection, Source, Stream,
+};
 use crate::json;
 use crate::service::LogEndpoints;
 
@@ -239,11 +242,7 @@ impl LogFeed {
             Framing::Csv(mut text) => {
                 if cut {
                     // Records end at a line end; the one the break went through does not.
-                    let whole = text
-                        .iter()
-                        .rposition(|&b| b == b'\n')
-                        .map_or(0, |end| end + 1);
-                    text.truncate(whole);
+                    text.truncate(whole_csv_records(&text));
                 }
                 // A header cut off names no columns: there is nothing to read.
                 if !text.is_empty() {
@@ -273,6 +272,14 @@ impl LogFeed {
 
     fn add(&mut self, service: &mut LogEndpoints, entry: &[u8]) -> Result<()> {
         let array = self.arrays;
+        if let Err(e) = std::str::from_utf8(entry) {
+            // Refused on its own: in a batch it would refuse the whole batch.
+            self.report.entries += 1;
+            let number = self.report.entries;
+            let reason = format!("{}: entry {number}: not UTF-8 text ({e})", self.source);
+            self.report.report.reject(number - 1, reason);
+            return Ok(());
+        }
         let stream = self.forced.unwrap_or_else(|| detect_stream(entry));
         self.report.entries += 1;
         let pending = self.pending_mut(stream);
@@ -353,12 +360,24 @@ impl LogFeed {
         if self.arrays {
             text.push(b']');
         }
-        let report = service.ingest(stream.name(), &text).map_err(|e| match e {
-            Error::UnreadableBatch { reason } => Error::UnreadableFile {
-                reason: format!("{}: {reason}", self.source),
+        // Lines as the feed framed them (an array's elements are gathered in one).
+        let form = BatchForm {
+            framing: match self.arrays {
+                true => IngestFraming::Json,
+                false => IngestFraming::Lines,
             },
-            other => other,
-        })?;
+            entries: EntryForm::Contract,
+            received_at: None,
+        };
+        let source = Source::stream(stream.name())?;
+        let report = service
+            .ingest_source(&source, form, &text)
+            .map_err(|e| match e {
+                Error::UnreadableBatch { reason } => Error::UnreadableFile {
+                    reason: format!("{}: {reason}", self.source),
+                },
+                other => other,
+            })?;
         let mut renamed = IngestReport::new(0);
         renamed.accepted = report.accepted;
         renamed.newest_timestamp = report.newest_timestamp;
@@ -381,6 +400,22 @@ impl LogFeed {
         self.report.report.absorb(renamed);
         Ok(())
     }
+}
+
+/// The bytes of `text`'s whole CSV records: up to its last line end outside
+/// quotes (a quoted cell may hold line ends, and a record cut inside one
+/// would read as a shorter cell).
+fn whole_csv_records(text: &[u8]) -> usize {
+    let mut quoted = false;
+    let mut whole = 0;
+    for (at, &byte) in text.iter().enumerate() {
+        match byte {
+            b'"' => quoted = !quoted,
+            b'\n' if !quoted => whole = at + 1,
+            _ => {}
+        }
+    }
+    whole
 }
 
 /// The elements of a JSON array that broke off, up to the last whole one.
@@ -461,23 +496,23 @@ mod tests {
         let entries: Vec<String> = (0..4).map(entry).collect();
         let ndjson = entries.join("\n") + "\n";
         let array = format!("[{}]", entries.join(",\n "));
-        let csv = {
-            let mut text = String::from("id,timestamp,project,metadata\n");
+        let (csv, csv_ends) = {
+            let mut text = String::from("id,timestamp,project,event_message,metadata\n");
+            let mut ends = Vec::new();
             for i in 0..4 {
+                // The third record's message holds a line end, inside quotes.
+                let message = if i == 2 { "\"GET\nPOST\"" } else { "GET" };
                 text.push_str(&format!(
-                    "e{i},17951777960{i:05},p,\"[{{\"\"request\"\":[]}}]\"\n"
+                    "e{i},17951777960{i:05},p,{message},\"[{{\"\"request\"\":[]}}]\"\n"
                 ));
+                ends.push(text.len());
             }
-            text
+            (text, ends)
         };
         for (name, input) in [("ndjson", &ndjson), ("array", &array), ("csv", &csv)] {
             // Where each entry's text ends in the input: it is whole from there on.
             let ends: Vec<usize> = match name {
-                "csv" => csv
-                    .match_indices('\n')
-                    .skip(1)
-                    .map(|(i, _)| i + 1)
-                    .collect(),
+                "csv" => csv_ends.clone(),
                 _ => (0..4)
                     .map(|i| input.find(&entries[i]).unwrap() + entries[i].len())
                     .collect(),
@@ -506,6 +541,48 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A line that is not UTF-8, or that is an array, is one entry refused;
+    /// the lines batched with it are kept, and the file reads to its end.
+    #[test]
+    fn a_line_that_is_not_text_or_is_an_array_is_refused_alone() {
+        let second = EDGE.replace("\"e1\"", "\"e2\"");
+        let input = [
+            EDGE.as_bytes(),
+            b"\n{\"id\":\"caf\xe9\"}\n[",
+            FUNCTION.as_bytes(),
+            b"]\n",
+            second.as_bytes(),
+            b"\n",
+            FUNCTION.as_bytes(),
+        ]
+        .concat();
+        let mut svc = service();
+        let mut feeder = LogFeed::new(None, "in.ndjson", 1 << 20).unwrap();
+        feeder.push(&mut svc, &input).unwrap();
+        let report = feeder.finish(&mut svc).unwrap();
+        assert_eq!(
+            (
+                report.entries,
+                report.report.accepted,
+                report.report.rejected_total
+            ),
+            (5, 3, 2)
+        );
+        let reasons: Vec<(usize, &str)> = report
+            .report
+            .rejected
+            .iter()
+            .map(|r| (r.index, r.reason.as_str()))
+            .collect();
+        assert!(
+            matches!(&reasons[..], [(1, utf8), (2, array)]
+                if utf8.starts_with("in.ndjson: entry 2: not UTF-8 text")
+                    && array.starts_with("in.ndjson: entry 3: ")
+                    && array.contains("not a JSON object")),
+            "{reasons:?}"
+        );
     }
 
     #[test]

@@ -114,6 +114,10 @@ pub enum Framing {
     /// One JSON value (a body sent as `application/json`): an array,
     /// `{"batch": [...]}` or one object; anything else is an unreadable body.
     Json,
+    /// NDJSON only: one entry per line, whatever a line holds (a file fed in
+    /// pieces, whose lines are framed already: a line that is an array is
+    /// one entry, refused as not an object, not the batch's framing).
+    Lines,
 }
 
 /// How a batch reads: its framing and its entries, and, for a deployment's
@@ -443,6 +447,9 @@ pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed
         },
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if framing == Framing::Lines {
+        return Ok(ndjson_lines(text));
+    }
     let trimmed = text.trim_start();
     if trimmed.starts_with('[') {
         return split_array(trimmed);
@@ -476,16 +483,19 @@ pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed
             reason: "it is CSV (its first line is a header naming `timestamp`): a batch is JSON or NDJSON; CSV exports are read as files (`LogFeed`, the CLI, the page)".into(),
         });
     }
-    // NDJSON: one entry per non-blank line; a line that is not JSON is rejected on its own.
-    Ok(text
-        .lines()
+    Ok(ndjson_lines(text))
+}
+
+/// NDJSON: one entry per non-blank line; a line that is not JSON is rejected on its own.
+fn ndjson_lines(text: &str) -> Vec<Framed<'_>> {
+    text.lines()
         .enumerate()
         .filter(|(_, line)| !is_blank(line.as_bytes()))
         .map(|(line_no, line)| Framed {
             text: check_depth(line.trim()),
             line: Some(line_no + 1),
         })
-        .collect())
+        .collect()
 }
 
 fn split_array(text: &str) -> Result<Vec<Framed<'_>>> {
@@ -910,6 +920,13 @@ fn read_id(text: &str) -> Reading<Cow<'_, str>> {
 fn read_timestamp(text: &str) -> Reading<Micros> {
     if text.starts_with('"') {
         let s = json_string(text, "timestamp")?;
+        // Digits are read as a number, and a negative one is refused as a number is.
+        if s.trim()
+            .strip_prefix('-')
+            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Err(RejectReason::NegativeTimestamp(s.trim().to_owned()));
+        }
         return timestamp::parse_iso(&s).map_err(RejectReason::InvalidTimestamp);
     }
     if text.starts_with('-') {
@@ -1110,6 +1127,12 @@ mod tests {
             ),
             (r#"{"id":"a","timestamp":-1}"#, "is negative"),
             (r#"{"id":"a","timestamp":-1.5e300}"#, "is negative"),
+            // Digits in a string read as a number, a negative one too (a CSV cell is a string).
+            (r#"{"id":"a","timestamp":"-1"}"#, "is negative"),
+            (
+                r#"{"id":"a","timestamp":" -1795177796000000"}"#,
+                "is negative",
+            ),
             (r#"{"id":{},"timestamp":1}"#, "`id` must be a string"),
             (
                 r#"{"id":"a","timestamp":1,"event_message":5}"#,

@@ -114,7 +114,8 @@ impl<'a> Split<'a> {
             received_at,
         } = form;
         let cutoff = received_at.map(|now| Retention::at(now).cutoff);
-        let kept = |timestamp: Micros| match cutoff.is_some_and(|cutoff| timestamp < cutoff) {
+        // An entry at the cutoff itself is read by no endpoint (each reads after it).
+        let kept = |timestamp: Micros| match cutoff.is_some_and(|cutoff| timestamp <= cutoff) {
             true => Err(RejectReason::PastRetention {
                 days: LONGEST_RETENTION / DAY,
             }),

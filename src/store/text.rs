@@ -295,8 +295,9 @@ pub struct Arena {
     blocks: Vec<Block>,
     /// Per lane, the block it is filling (`NO_BLOCK`: none yet).
     open_of: Vec<u32>,
-    /// The dictionary of every block: the first `DICTIONARY_BYTES` of
-    /// text pushed (ids kept as bytes left out), fixed once a block is sealed.
+    /// The dictionary of every block: the first `DICTIONARY_BYTES` of the
+    /// records pushed (as written: header, lengths, ids, fields), fixed once
+    /// a block is sealed.
     dictionary: Vec<u8>,
     /// Whether a block has been sealed, and so the dictionary is fixed.
     sealed_any: bool,

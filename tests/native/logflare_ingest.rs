@@ -366,15 +366,20 @@ fn entries_past_retention_are_refused_saying_so() {
     let mut svc = service_with_ingest_key();
     let old = NOW - 91 * DAY;
     let recent = NOW - 89 * DAY;
+    // At the cutoff itself no endpoint reads it (each reads after it); a µs later, one does.
+    let cutoff = NOW - 90 * DAY;
     let edge_batch = json!([
         edge("old", old, "alpha", "/rest/v1/a"),
-        edge("recent", recent, "alpha", "/rest/v1/a")
+        edge("recent", recent, "alpha", "/rest/v1/a"),
+        edge("at-cutoff", cutoff, "alpha", "/rest/v1/a"),
+        edge("after-cutoff", cutoff + 1, "alpha", "/rest/v1/a")
     ])
     .to_string();
     let (answer, prepared) = send(&mut svc, &vector_post("/api/logs/edge_logs"), &edge_batch);
     assert_eq!(answer.status, 200);
     let rejected = &prepared.report.rejected;
-    assert_eq!((prepared.report.accepted, rejected.len()), (1, 1));
+    assert_eq!((prepared.report.accepted, rejected.len()), (2, 2));
+    assert_eq!((rejected[0].index, rejected[1].index), (0, 2));
     assert_eq!(
         rejected[0].reason,
         "its `timestamp` is older than the 90 days logs are kept, so no endpoint could find it"

@@ -173,6 +173,37 @@ fn cache_hit_expiry_and_warming() {
     assert_eq!((report.refreshed, report.kept), (0, 0));
 }
 
+/// Callers asking ever new parameters do not grow the cache without end:
+/// past its size, the least recently used answers make room (cached answers
+/// are 4 MiB at most, 256 bytes and a body each: 16,384 at the most here).
+#[test]
+fn the_cache_keeps_the_most_recently_used_answers_within_its_size() {
+    let mut svc = service();
+    let ask = |svc: &mut LogEndpoints, n: usize, at: i64| {
+        let project = format!("p{n}");
+        let params = [("project", project.as_str()), ("interval", "1hr")];
+        let answer = run(svc, "functions.invocation-stats", &params, NOW + at).unwrap();
+        answer.cache.unwrap().hit
+    };
+    for n in 0..20_000 {
+        assert!(!ask(&mut svc, n, n as i64));
+        if n % 1000 == 0 {
+            assert!(ask(&mut svc, 0, n as i64), "asked again at {n}, so kept");
+        }
+    }
+    let kept = svc.stats().cached_results;
+    assert!((10_000..16_384).contains(&kept), "{kept} answers kept");
+    assert!(ask(&mut svc, 19_999, 20_000), "the newest is kept");
+    assert!(
+        ask(&mut svc, 0, 20_001),
+        "one asked again and again is kept"
+    );
+    assert!(
+        !ask(&mut svc, 1, 20_002),
+        "the least recently used went first"
+    );
+}
+
 #[test]
 fn logs_all_is_never_cached() {
     let mut svc = service();
