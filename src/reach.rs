@@ -44,17 +44,18 @@ impl Reach {
 /// endpoint module next to its run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Merge {
-    /// Buckets keyed by `key`, in ascending order; rows of one bucket from
-    /// several shards (several projects) add field by field, every other field
-    /// being a count.
-    AddByKey { key: &'static str },
+    /// Buckets keyed by `key`, in ascending order, the first `limit` of them
+    /// (as one store's answer stops; each shard's first `limit` hold every
+    /// bucket among them); rows of one bucket from several shards (several
+    /// projects) add field by field, every other field being a count.
+    AddByKey { key: &'static str, limit: usize },
     /// Buckets keyed by `key`, in ascending order, of one project. A bucket is
     /// never longer than a day, so it is held whole by one shard unless its
     /// project-day is split across shards (by size): then rows are taken as
     /// they are, and averages and percentiles stay exact; else every shard
     /// of the call answers partial states (`Endpoint::run_partial`), which the
-    /// endpoint merges (`Endpoint::merge_states`).
-    BucketStates { key: &'static str },
+    /// endpoint merges (`Endpoint::merge_states`). The first `limit` buckets.
+    BucketStates { key: &'static str, limit: usize },
     /// Rows newest first by `timestamp`, ties by `id`, at most `limit` of them.
     NewestFirst { limit: usize },
     /// One row whose fields are all counts: they add.

@@ -179,7 +179,10 @@ impl Endpoint for ApiCounts {
         }
     }
 
-    const MERGE: Merge = Merge::AddByKey { key: "timestamp" };
+    const MERGE: Merge = Merge::AddByKey {
+        key: "timestamp",
+        limit: MAX_ROWS,
+    };
 
     /// A pattern reaches every project whose URLs may hold the literals it
     /// requires; a project restriction or the Management API's ref, one project.

@@ -118,7 +118,10 @@ impl Endpoint for CombinedStats {
         &query.project
     }
 
-    const MERGE: Merge = Merge::BucketStates { key: "timestamp" };
+    const MERGE: Merge = Merge::BucketStates {
+        key: "timestamp",
+        limit: MAX_ROWS,
+    };
 
     fn reach(query: &CombinedStatsQuery, now: Micros) -> Result<Reach> {
         let (window, step) = query.interval.window_and_step();

@@ -115,7 +115,10 @@ impl Endpoint for InvocationStats {
         Ok(())
     }
 
-    const MERGE: Merge = Merge::BucketStates { key: "timestamp" };
+    const MERGE: Merge = Merge::BucketStates {
+        key: "timestamp",
+        limit: MAX_ROWS,
+    };
 
     fn run_partial(
         query: &InvocationStatsQuery,

@@ -144,7 +144,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
                 push(&mut out, &row);
             }
         }
-        Merge::AddByKey { key } | Merge::BucketStates { key } => {
+        Merge::AddByKey { key, limit } | Merge::BucketStates { key, limit } => {
             let mut buckets: BTreeMap<Key, (Vec<Fields>, &RawValue)> = BTreeMap::new();
             for body in bodies {
                 for row in answer_rows(body)? {
@@ -156,7 +156,7 @@ fn merge_bodies(rule: Merge, bodies: &[&str]) -> Result<String> {
                         .push(fields);
                 }
             }
-            for (bucket, (rows, first_row)) in buckets {
+            for (bucket, (rows, first_row)) in buckets.into_iter().take(limit) {
                 if rows.len() == 1 {
                     push(&mut out, first_row.get());
                 } else if matches!(rule, Merge::BucketStates { .. }) {
@@ -211,7 +211,10 @@ mod tests {
     #[test]
     fn buckets_add_and_keep_their_field_order() {
         let merged = merge_answers(
-            Merge::AddByKey { key: "timestamp" },
+            Merge::AddByKey {
+                key: "timestamp",
+                limit: 1000,
+            },
             &[
                 out(r#"{"result":[{"timestamp":2,"b":1,"a":2},{"timestamp":5,"b":0,"a":1}]}"#),
                 out(r#"{"result":[{"timestamp":1,"b":3,"a":0},{"timestamp":2,"b":4,"a":4}]}"#),
@@ -240,6 +243,26 @@ mod tests {
         );
     }
 
+    /// Merged buckets stop where one store's answer would: at the limit.
+    #[test]
+    fn buckets_stop_at_the_limit_as_one_store_does() {
+        let merged = merge_bodies(
+            Merge::AddByKey {
+                key: "timestamp",
+                limit: 2,
+            },
+            &[
+                r#"{"result":[{"timestamp":1,"n":1},{"timestamp":3,"n":1}]}"#,
+                r#"{"result":[{"timestamp":2,"n":1},{"timestamp":3,"n":2}]}"#,
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            merged,
+            r#"{"result":[{"timestamp":1,"n":1},{"timestamp":2,"n":1}]}"#
+        );
+    }
+
     #[test]
     fn newest_first_reads_ids_with_escapes() {
         let merged = merge_bodies(
@@ -258,7 +281,10 @@ mod tests {
 
     #[test]
     fn one_shard_per_bucket_refuses_a_bucket_twice() {
-        let rule = Merge::BucketStates { key: "timestamp" };
+        let rule = Merge::BucketStates {
+            key: "timestamp",
+            limit: 1000,
+        };
         let ok = merge_bodies(
             rule,
             &[
