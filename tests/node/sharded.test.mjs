@@ -537,6 +537,16 @@ test("retention: a shard whose day is past 90 days deletes its storage, and the 
   });
   const status = await maintained.json();
   assert.deepEqual(status, { droppedBatches: 1, deleted: true });
+  // Its storage is empty, its tables there: the same instance serves on (a late delivery, a query).
+  const emptied = await namespace.get(namespace.idFromName(shard)).fetch("https://shard.internal/maintain", {
+    method: "POST",
+    headers: { "X-Now-Ms": String(later) },
+  });
+  assert.equal(emptied.status, 200, await emptied.clone().text());
+  assert.deepEqual(Object.entries(await emptied.json()).filter(([k]) => ["edgeEntries", "nextMaintenanceInMs"].includes(k)), [
+    ["nextMaintenanceInMs", null],
+    ["edgeEntries", 0],
+  ]);
   const worker = await mf.getWorker();
   await worker.scheduled({ scheduledTime: new Date(later), cron: "*/5 * * * *" });
   const res = await logs(later);

@@ -103,3 +103,25 @@ test("a trap while writing that snapshot leaves a fresh engine, replayed again, 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a trap while replaying a stored batch leaves it out of a fresh engine, and the next wake loads it", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-trap-batch-"));
+  const rt = runtime(dir);
+  try {
+    const batches = await fill(rt);
+    assert.deepEqual(await rt.shard("/test/trap-next-replay", { method: "POST" }), { armed: true });
+    await rt.restart();
+    const status = await rt.maintain();
+    const { woke } = status;
+    assert.deepEqual([woke.replayedBatches, woke.failedBatches, woke.trappedBatches], [batches, 1, 1], JSON.stringify(woke));
+    assert.equal(status.edgeEntries, 4500, "the first batch (1,500 edge entries) is left out, the rest loaded");
+    assert.equal(status.snapshot.written, false, "no snapshot leaves a stored batch out");
+    // Nothing is lost: the next wake loads it.
+    await rt.restart();
+    const again = await rt.maintain();
+    assert.deepEqual([again.woke.failedBatches, again.edgeEntries, again.functionRows], [0, 6000, status.functionRows], JSON.stringify(again.woke));
+  } finally {
+    await rt.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

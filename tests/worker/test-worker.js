@@ -11,6 +11,7 @@
 //   read without maintenance (which would write one);
 // - a shard's POST /test/trap-next-snapshot: its next snapshot write traps (a flag kept in
 //   its SQLite, so that it holds for the next instance's wake);
+// - a shard's POST /test/trap-next-replay: the next stored batch it replays traps (kept alike);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only);
 // - an ingest partition's POST /test/seen-from-before: its table of kept keys
@@ -97,9 +98,10 @@ export class ShardObject extends ProductShard {
       this.failingWrites = Number(url.searchParams.get("times") ?? 1);
       return Response.json({ failingWrites: this.failingWrites });
     }
-    if (url.pathname === "/test/trap-next-snapshot") {
+    for (const [path, flag] of [["/test/trap-next-snapshot", "trap-snapshot"], ["/test/trap-next-replay", "trap-replay"]]) {
+      if (url.pathname !== path) continue;
       this.sql.exec("CREATE TABLE IF NOT EXISTS test_flags (name TEXT PRIMARY KEY)");
-      this.sql.exec("INSERT OR REPLACE INTO test_flags (name) VALUES ('trap-snapshot')");
+      this.sql.exec("INSERT OR REPLACE INTO test_flags (name) VALUES (?)", flag);
       return Response.json({ armed: true });
     }
     if (url.pathname === "/test/snapshot") {
@@ -125,6 +127,14 @@ export class ShardObject extends ProductShard {
       throw new Error("storage write failed (simulated by /test/fail-storage)");
     }
     return super.store(...args);
+  }
+
+  replay(batch) {
+    this.sql.exec("CREATE TABLE IF NOT EXISTS test_flags (name TEXT PRIMARY KEY)");
+    if (this.sql.exec("DELETE FROM test_flags WHERE name = 'trap-replay' RETURNING name").toArray().length > 0) {
+      throw new WebAssembly.RuntimeError("unreachable (simulated by /test/trap-next-replay)");
+    }
+    return super.replay(batch);
   }
 
   writeSnapshot() {

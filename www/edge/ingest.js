@@ -12,7 +12,7 @@
 // alarm retried) is the same round, and a shard applies it once. Batches are
 // deleted only once every shard has its part; a refusal a retry cannot change
 // (a 4xx) is recorded in `refused` and logged, never dropped silently.
-import { engineGeneration, KnownRegistrations, LogEndpoints } from "./engine.js";
+import { engineGeneration, KnownRegistrations, LogEndpoints, recoverFrom } from "./engine.js";
 import { readParts, writeParts } from "./blobs.js";
 import { SeenBatches } from "./seen.js";
 import { directoryStub, inWaves, shardStub } from "./stubs.js";
@@ -53,6 +53,17 @@ export class IngestObject {
     // Where split project-days' entries go (the core's routes): written when a round is over.
     this.sql.exec("CREATE TABLE IF NOT EXISTS splits (project_key TEXT NOT NULL, day TEXT NOT NULL, split INTEGER NOT NULL, PRIMARY KEY (project_key, day))");
     this.seen = new SeenBatches(this.sql);
+    // Kept batches always have a distribution to come: an eviction between
+    // keeping a batch and arming the alarm (whose resend is then answered as
+    // a duplicate) would otherwise leave them waiting for the next batch.
+    ctx.blockConcurrencyWhile(() => this.armDistribution(Date.now()));
+  }
+
+  /** Arms the alarm for `due` when batches wait and none comes sooner. */
+  async armDistribution(due) {
+    if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) return;
+    const alarm = await this.ctx.storage.getAlarm();
+    if (alarm === null || alarm > due) await this.ctx.storage.setAlarm(due);
   }
 
   async fetch(request) {
@@ -83,9 +94,7 @@ export class IngestObject {
       this.seen.add(key, content, now);
     });
     const waiting = this.sql.exec("SELECT coalesce(sum(bytes), 0) AS bytes FROM batches").one().bytes;
-    const alarm = await this.ctx.storage.getAlarm();
-    const due = waiting >= ROUND_BYTES ? now : now + COALESCE_MS;
-    if (alarm === null || alarm > due) await this.ctx.storage.setAlarm(due);
+    await this.armDistribution(waiting >= ROUND_BYTES ? now : now + COALESCE_MS);
     return Response.json({ duplicate: false, keyReused: false });
   }
 
@@ -115,6 +124,8 @@ export class IngestObject {
         if (!(await this.distribute(name, round))) throw new Error(`round ${round.round} did not finish`);
       }
     } catch (e) {
+      // After a trap the engine is replaced, and the next try starts afresh.
+      recoverFrom(e);
       console.error(`log-endpoints: distribution paused (${e.message}); retrying in ${RETRY_MS} ms`);
       await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
     }

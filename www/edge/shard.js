@@ -28,6 +28,22 @@ export class ShardObject {
     this.ctx = ctx;
     this.settings = settingsFrom(env);
     this.sql = ctx.storage.sql;
+    this.createTables();
+    this.blockStorage = {
+      put: (key, bytes) => this.sql.exec("INSERT OR REPLACE INTO text_blocks (key, body) VALUES (?, ?)", key, bytes.buffer),
+      get: (key) => this.sql.exec("SELECT body FROM text_blocks WHERE key = ?", key).toArray()[0]?.body,
+    };
+    ctx.blockConcurrencyWhile(async () => {
+      this.alarmAt = await ctx.storage.getAlarm();
+      // Stored batches always have maintenance to come (an eviction between
+      // storing a batch and arming the alarm would otherwise leave none).
+      if (this.alarmAt === null && this.sql.exec("SELECT count(*) AS n FROM batches").one().n > 0) await this.armAlarm();
+      this.rebuild();
+    });
+  }
+
+  /** The shard's tables (again after retention deletes its storage, which drops them). */
+  createTables() {
     this.sql.exec(`CREATE TABLE IF NOT EXISTS batches (
       id INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, newest_us INTEGER NOT NULL,
       received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL)`);
@@ -48,16 +64,8 @@ export class ShardObject {
     // and reads back the few logs.all returns rows from, so memory holds the
     // columns and open blocks only (docs/edge-deployment.md, "Text blocks in SQLite").
     this.sql.exec("CREATE TABLE IF NOT EXISTS text_blocks (key INTEGER PRIMARY KEY, body BLOB NOT NULL)");
-    this.blockStorage = {
-      put: (key, bytes) => this.sql.exec("INSERT OR REPLACE INTO text_blocks (key, body) VALUES (?, ?)", key, bytes.buffer),
-      get: (key) => this.sql.exec("SELECT body FROM text_blocks WHERE key = ?", key).toArray()[0]?.body,
-    };
     // With SHARDING=off batches come here directly: resent ones are recognised here.
     this.seen = new SeenBatches(this.sql);
-    ctx.blockConcurrencyWhile(async () => {
-      this.alarmAt = await ctx.storage.getAlarm();
-      this.rebuild();
-    });
   }
 
   /** The clock of one request, epoch ms (null: the settings'). */
@@ -87,9 +95,11 @@ export class ShardObject {
 
   /**
    * `rebuild`'s work, which may fail halfway (storage); `snapshotAfterReplay`:
-   * whether a long replay is followed by a snapshot (not after a trap in one).
+   * whether a long replay is followed by a snapshot (not after a trap in one);
+   * `skip`: stored batches a trap went through on this wake, left out (and
+   * counted as failed: the next wake tries them again).
    */
-  load({ snapshotAfterReplay = true } = {}) {
+  load({ snapshotAfterReplay = true, skip = new Set() } = {}) {
     const started = Date.now();
     releaseEarlierEngine(this.ctx.id.toString(), this);
     this.dropEngine();
@@ -140,24 +150,27 @@ export class ShardObject {
     // written while there are any (it would leave them out for good).
     this.failedBatches = 0;
     for (const batch of batches) {
+      if (skip.has(batch.id)) {
+        this.failedBatches++;
+        continue;
+      }
       try {
-        const body = readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
-        if (batch.stream === DELIVERY) {
-          // A stored delivery holds what was kept, and is applied whole
-          // again, whatever room a store restored from a snapshot has.
-          const { refused, overflowEntries } = this.service.replayDelivery(body);
-          if (refused.length > 0) throw new Error(`${refused.length} of its sections were refused on replay (${refused.map((r) => r.error.code).join(", ")})`);
-          if (overflowEntries > 0) throw new Error(`${overflowEntries} of its rows found no room on replay`);
-        } else if (batch.stream === RECORD) this.service.replayRecord(body);
-        else this.service.ingest(batch.stream, body); // stored before records were
+        this.replay(batch);
       } catch (e) {
         // One unreadable stored batch must not keep the object from starting.
         this.failedBatches++;
         console.error(`log-endpoints: stored batch ${batch.id} could not be loaded: ${e.message}`);
+        if (recoverFrom(e)) {
+          // A trap took the engine with it (the isolate's instance is
+          // replaced): load again into a fresh one, without this batch.
+          this.service = undefined;
+          return this.load({ snapshotAfterReplay: false, skip: new Set([...skip, batch.id]) });
+        }
       }
     }
     this.woke.replayedBatches = batches.length;
     this.woke.failedBatches = this.failedBatches;
+    this.woke.trappedBatches = skip.size; // of the failed ones, those a trap went through
     this.woke.ms = Date.now() - started;
     // The next wake would replay these batches again: when the core says they
     // are worth it, the snapshot is written now, in this event. (An alarm
@@ -178,6 +191,19 @@ export class ShardObject {
         this.woke.snapshot = { written: false, reason: String(e?.message), engineReset: trapped };
       }
     }
+  }
+
+  /** Applies stored batch `{ id, stream, bytes }` to the engine again. */
+  replay(batch) {
+    const body = readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes);
+    if (batch.stream === DELIVERY) {
+      // A stored delivery holds what was kept, and is applied whole
+      // again, whatever room a store restored from a snapshot has.
+      const { refused, overflowEntries } = this.service.replayDelivery(body);
+      if (refused.length > 0) throw new Error(`${refused.length} of its sections were refused on replay (${refused.map((r) => r.error.code).join(", ")})`);
+      if (overflowEntries > 0) throw new Error(`${overflowEntries} of its rows found no room on replay`);
+    } else if (batch.stream === RECORD) this.service.replayRecord(body);
+    else this.service.ingest(batch.stream, body); // stored before records were
   }
 
   /** Keeps `service` as this instance's engine, noted where a later instance finds it. */
@@ -227,7 +253,8 @@ export class ShardObject {
     if (!this.service || this.generation !== engineGeneration()) {
       try {
         this.rebuild();
-      } catch {
+      } catch (e) {
+        recoverFrom(e);
         return respond(unavailable("the query engine is restarting"));
       }
     }
@@ -395,6 +422,7 @@ export class ShardObject {
       if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) {
         // Every batch is past retention: the shard's day is over for good.
         await this.ctx.storage.deleteAll();
+        this.createTables();
         this.dropEngine();
         return { droppedBatches: expired.length, deleted: true };
       }
