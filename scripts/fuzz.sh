@@ -9,6 +9,7 @@
 # find in target/fuzz-corpus/<target>:  bash scripts/fuzz.sh 600 ingest_batch
 # A crash leaves its input in fuzz/artifacts/<target>/ and the run fails;
 # replay it with: cd fuzz && cargo +nightly fuzz run -s none <target> <file>
+# Needs the nightly toolchain and cargo-fuzz: scripts/setup.sh --for-tests installs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh

@@ -261,6 +261,9 @@ impl ResultCache {
             entry.body = body;
             entry.computed_at = now;
         }
+        if self.bytes > MAX_CACHED_BYTES {
+            self.make_room(now);
+        }
     }
 
     pub fn len(&self) -> usize {

@@ -80,7 +80,8 @@ pub struct LogFeed {
     source: String,
     batch_bytes: usize,
     framing: Framing,
-    /// Whether pending batches are JSON arrays (the input was one) or NDJSON.
+    /// Whether pending batches are JSON arrays (the input was one, or CSV,
+    /// whose `metadata` cells may hold line ends) or NDJSON.
     arrays: bool,
     carry: Vec<u8>,
     /// Per stream (the feed detects the edge and function streams only).
@@ -179,14 +180,14 @@ impl LogFeed {
 
     /// Picks the framing from the input's first non-blank bytes.
     fn decide(&mut self, start: &[u8]) {
-        self.arrays = start.first() == Some(&b'[');
-        self.framing = if self.arrays {
+        self.framing = if start.first() == Some(&b'[') {
             Framing::Array(Vec::new())
         } else if is_csv_header(start) {
             Framing::Csv(Vec::new())
         } else {
             Framing::Lines
         };
+        self.arrays = !matches!(self.framing, Framing::Lines);
     }
 
     /// Ingests everything still pending and says what happened.
@@ -360,7 +361,7 @@ impl LogFeed {
         if self.arrays {
             text.push(b']');
         }
-        // Lines as the feed framed them (an array's elements are gathered in one).
+        // Entries as the feed framed them: lines, or an array of them.
         let form = BatchForm {
             framing: match self.arrays {
                 true => IngestFraming::Json,
@@ -540,6 +541,28 @@ mod tests {
                     &input[..cut]
                 );
             }
+        }
+    }
+
+    /// A CSV `metadata` cell written over several lines (pretty-printed JSON)
+    /// is one entry's metadata, kept as written.
+    #[test]
+    fn a_csv_metadata_cell_may_hold_line_ends() {
+        let csv = "id,timestamp,project,metadata\n\
+                   e1,1795177796000000,p,\"[\n  {\"\"request\"\": [{\"\"url\"\": \"\"https://p.supabase.co/x\"\"}]}\n]\"\n\
+                   e2,1795177796000001,p,[]\n";
+        for piece in [1, 7, 4096] {
+            let (report, _) = feed_in_pieces(csv, piece, 1 << 20);
+            assert_eq!(
+                (
+                    report.entries,
+                    report.report.accepted,
+                    report.report.rejected_total
+                ),
+                (2, 2, 0),
+                "{:?}",
+                report.report.rejected
+            );
         }
     }
 

@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export function launchChromium() {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/setup.sh installs Debian's chromium`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/setup.sh --for-tests installs Debian's chromium`);
   return chromium.launch({
     executablePath: CHROMIUM,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],

@@ -85,12 +85,12 @@ export class Front {
       if (e instanceof ObjectError) return withCors(e.response);
       if (!isServiceError(e)) {
         console.error("log-endpoints: front fault:", e && e.message);
-        recoverFrom(e);
-        this.cached = undefined;
+        if (recoverFrom(e)) this.cached = undefined;
       }
       return withCors(errorResponse(e, "the front worker could not complete the request"));
     } finally {
-      if (nowMs !== null) service.setNow(settings.fixedNowMs);
+      // (After a trap the engine is gone, and with it what this request set.)
+      if (nowMs !== null && engine.generation === engineGeneration()) service.setNow(settings.fixedNowMs);
     }
   }
 

@@ -20,6 +20,8 @@ const RECORD = "record";
 const MAINTAIN_EVERY_MS = 300_000;
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
 const MAINTAIN_PATH = "/maintain";
+/** Traps one wake's replay may meet before it leaves the rest for a later wake. */
+const MAX_TRAPS_PER_WAKE = 3;
 /** The path of an ingest partition's deliveries. */
 const DELIVER_PATH = "/deliver";
 
@@ -97,9 +99,10 @@ export class ShardObject {
    * `rebuild`'s work, which may fail halfway (storage); `snapshotAfterReplay`:
    * whether a long replay is followed by a snapshot (not after a trap in one);
    * `skip`: stored batches a trap went through on this wake, left out (and
-   * counted as failed: the next wake tries them again).
+   * counted as failed: the next wake tries them again), and every batch from
+   * `skipFrom` on.
    */
-  load({ snapshotAfterReplay = true, skip = new Set() } = {}) {
+  load({ snapshotAfterReplay = true, skip = new Set(), skipFrom = Infinity } = {}) {
     const started = Date.now();
     releaseEarlierEngine(this.ctx.id.toString(), this);
     this.dropEngine();
@@ -150,7 +153,7 @@ export class ShardObject {
     // written while there are any (it would leave them out for good).
     this.failedBatches = 0;
     for (const batch of batches) {
-      if (skip.has(batch.id)) {
+      if (skip.has(batch.id) || batch.id >= skipFrom) {
         this.failedBatches++;
         continue;
       }
@@ -164,7 +167,11 @@ export class ShardObject {
           // A trap took the engine with it (the isolate's instance is
           // replaced): load again into a fresh one, without this batch.
           this.service = undefined;
-          return this.load({ snapshotAfterReplay: false, skip: new Set([...skip, batch.id]) });
+          const trapped = new Set([...skip, batch.id]);
+          // Past a few traps in one wake (memory, most likely), the batches
+          // from this one on wait for a later wake rather than each replaying all.
+          const from = trapped.size >= MAX_TRAPS_PER_WAKE ? batch.id : Infinity;
+          return this.load({ snapshotAfterReplay: false, skip: trapped, skipFrom: from });
         }
       }
     }
@@ -233,6 +240,7 @@ export class ShardObject {
    */
   writeSnapshot() {
     const last = this.sql.exec("SELECT coalesce(max(id), 0) AS id FROM batches").one().id;
+    if (last === 0) return { written: false, lastBatchId: 0 }; // nothing stored: nothing to restore
     const current = this.sql.exec("SELECT last_batch_id FROM snapshot WHERE id = 1").toArray()[0];
     if (current && current.last_batch_id === last) return { written: false, lastBatchId: last };
     if (this.failedBatches > 0) return { written: false, lastBatchId: current?.last_batch_id ?? 0, reason: `${this.failedBatches} stored batches did not load` };
@@ -390,9 +398,15 @@ export class ShardObject {
    */
   async alarm() {
     this.alarmAt = null;
-    if (!this.service || this.generation !== engineGeneration()) this.rebuild();
-    const status = await this.maintenance(this.settings.fixedNowMs ?? Date.now());
-    if (!status.deleted && status.nextMaintenanceInMs !== null) await this.armAlarm(status.nextMaintenanceInMs);
+    try {
+      if (!this.service || this.generation !== engineGeneration()) this.rebuild();
+      const status = await this.maintenance(this.settings.fixedNowMs ?? Date.now());
+      if (!status.deleted && status.nextMaintenanceInMs !== null) await this.armAlarm(status.nextMaintenanceInMs);
+    } catch (e) {
+      // The runtime retries a failed alarm: after a trap, on a fresh engine.
+      if (recoverFrom(e)) this.service = undefined;
+      throw e;
+    }
   }
 
   /** Maintenance asked over HTTP, as of `X-Now-Ms` (the cron's time) or now. */
@@ -422,6 +436,8 @@ export class ShardObject {
       if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) {
         // Every batch is past retention: the shard's day is over for good.
         await this.ctx.storage.deleteAll();
+        await this.ctx.storage.deleteAlarm();
+        this.alarmAt = null;
         this.createTables();
         this.dropEngine();
         return { droppedBatches: expired.length, deleted: true };
