@@ -28,8 +28,14 @@ const { maxConcurrent: MAX_CONCURRENT } = LogEndpoints.constants();
  * (`node bench/edge-ingest.mjs --sharding on`, three runs each).
  */
 const COALESCE_MS = 750;
-/** Most bytes of kept batches one round covers. */
-const ROUND_BYTES = 48 * 1024 * 1024;
+/**
+ * Most bytes of kept batches one round covers. A round holds its batches in
+ * the isolate about three times over (as read, in the core's round, as
+ * deliveries), which a Workers isolate's 128 MB must hold beside the engine:
+ * 48 MiB rounds could pass it. Only a backlog fills a round: at 37 MiB/s of
+ * mixed batches, a 750 ms round of one partition holds about 7 MiB.
+ */
+const ROUND_BYTES = 16 * 1024 * 1024;
 /** When a round could not finish (a shard or directory did not answer): the next try. */
 const RETRY_MS = 1000;
 
