@@ -395,6 +395,32 @@ test("batches acknowledged and not yet distributed when the runtime stops are di
   }
 });
 
+test("kept batches whose partition lost its alarm (an eviction before arming it) are distributed once it is constructed again", async () => {
+  let worker = await start(dir);
+  const batchOf = (k) => Array.from({ length: 10 }, (_, i) => ({ id: `unarmed${k}-${i}`, timestamp: NOW * 1000 - i * 1000, project: `unarmed-${k}` }));
+  try {
+    const partitions = await worker.getDurableObjectNamespace("INGEST");
+    for (const name of LogEndpoints.ingestNames()) await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/test/hold", { method: "POST" });
+    for (let k = 0; k < 6; k++) assert.equal((await post(worker, "edge_logs", ndjson(batchOf(k)))).status, 200);
+    for (const name of LogEndpoints.ingestNames()) {
+      const forgot = await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/test/forget-alarm", { method: "POST" });
+      assert.deepEqual(await forgot.json(), { alarm: null });
+    }
+  } finally {
+    await worker.dispose();
+  }
+  worker = await start(dir);
+  try {
+    await distributed(worker);
+    for (let k = 0; k < 6; k++) {
+      const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=unarmed-${k}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
+      assert.equal((await res.json()).result.length, 10, `batch ${k}`);
+    }
+  } finally {
+    await worker.dispose();
+  }
+});
+
 test("a delivery a shard receives twice (the same partition and round) is applied once", async () => {
   const entries = Array.from({ length: 12 }, (_, i) => ({ id: `dup-delivery-${i}`, timestamp: NOW * 1000 - i * 1000, project: "delivered-twice" }));
   const service = new LogEndpoints({ apiKeys: [QUERY_KEY], ingestKeys: [INGEST_KEY], now: NOW });

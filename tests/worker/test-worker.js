@@ -14,6 +14,8 @@
 // - a shard's POST /test/trap-next-replay: the next stored batch it replays traps (kept alike);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only);
+// - an ingest partition's POST /test/forget-alarm: its alarm deleted, as an eviction
+//   between keeping a batch and arming the alarm leaves it (until the runtime restarts);
 // - an ingest partition's POST /test/seen-from-before: its table of kept keys
 //   rewritten as a build before content hashes wrote it (no `content` column),
 //   then opened again, as the next build's object opens it.
@@ -66,6 +68,11 @@ export class IngestObject extends ProductIngest {
       this.held = true;
       return Response.json({ held: true });
     }
+    if (new URL(request.url).pathname === "/test/forget-alarm") {
+      this.held = this.forgotten = true;
+      await this.ctx.storage.deleteAlarm();
+      return Response.json({ alarm: await this.ctx.storage.getAlarm() });
+    }
     if (new URL(request.url).pathname === "/test/seen-from-before") {
       const rows = this.sql.exec("SELECT key, received_ms FROM seen").toArray();
       this.sql.exec("DROP TABLE seen");
@@ -78,6 +85,7 @@ export class IngestObject extends ProductIngest {
   }
 
   async alarm() {
+    if (this.forgotten) return;
     if (!this.held) return super.alarm();
     await this.ctx.storage.setAlarm(Date.now() + 200);
   }
