@@ -42,7 +42,7 @@ export declare class LogEndpoints {
   /** What a request path is (throws 404 `not_found` for any other path, and 405 when `method` is given and the route does not take it). */
   static route(path: string, method?: string): RouteInfo;
   /** Whether bytes begin as a snapshot does (a saved analysis rather than a log file). */
-  static isSnapshot(bytes: Uint8Array): boolean;
+  static isSnapshot(bytes: Uint8Array | ArrayBuffer): boolean;
   /** Epoch ms of a time as query parameters read one: ISO 8601 (no zone is UTC) or a number whose magnitude says its unit (s, ms, µs, ns); throws 400 naming `time`. */
   static parseTime(text: string): number;
   endpoints(): (EndpointInfo & { name: EndpointName; aliases: EndpointAlias[] })[];
@@ -58,7 +58,7 @@ export declare class LogEndpoints {
   /** The store as versioned, checksummed bytes; `fromSnapshot` reopens it (keys and cache are not in it). */
   snapshot(): Uint8Array;
   /** A service holding a snapshot's store; throws 400 `invalid_snapshot` for anything else. */
-  static fromSnapshot(bytes: Uint8Array, options?: LogEndpointsOptions): LogEndpoints;
+  static fromSnapshot(bytes: Uint8Array | ArrayBuffer, options?: LogEndpointsOptions): LogEndpoints;
   /** The bytes `snapshot()` returns, handed to `write(index, part)` in 1 MiB parts as they are written (part 0, which begins with the header, last); their length. Neither the engine nor the caller holds the whole snapshot. */
   snapshotParts(write: (index: number, part: Uint8Array) => void): number;
   /** As `fromSnapshot`, for a snapshot kept in pieces (`bytes` in all), each read as it comes (only a value straddling two is joined): a lazy iterable keeps one part in memory at a time. Rethrows what the iterable throws. */

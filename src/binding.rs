@@ -317,11 +317,15 @@ fn bad_answer(what: &'static str) -> impl FnOnce(String) -> Error {
 #[serde(untagged)]
 enum KeyOption {
     Plain(String),
-    Restricted {
-        key: String,
-        endpoints: Option<Vec<String>>,
-        projects: Option<Vec<String>>,
-    },
+    Restricted(RestrictedKey),
+}
+
+/// A query key with what it may read (absent: everything).
+#[derive(Deserialize)]
+struct RestrictedKey {
+    key: String,
+    endpoints: Option<Vec<String>>,
+    projects: Option<Vec<String>>,
 }
 
 const OPTIONS_SHAPE: &str =
@@ -350,8 +354,15 @@ fn config_of(options: JsValue) -> Result<(Config, Option<f64>), Error> {
                 });
             }
         }
+        // A misspelt restriction would leave the key free to read everything.
+        let api_keys = Reflect::get(&options, &"apiKeys".into()).unwrap_or(JsValue::UNDEFINED);
+        if let Some(keys) = api_keys.dyn_ref::<Array>() {
+            for key in keys.iter() {
+                refuse_unknown_options::<RestrictedKey>(&key, &[], "field of a key in apiKeys")?;
+            }
+        }
         let now = Reflect::get(&options, &"now".into()).unwrap_or(JsValue::UNDEFINED);
-        if !(now.is_undefined() || now.is_null() || now.as_f64().is_some()) {
+        if !(now.is_undefined() || now.is_null() || now.as_f64().is_some_and(f64::is_finite)) {
             return Err(Error::InvalidConfig {
                 reason: "now must be a time in epoch milliseconds (a number; `LogEndpoints.parseTime` reads text)".into(),
             });
@@ -429,11 +440,11 @@ impl BlockStorage for JsBlockStorage {
 fn config_from(options: Options, block_storage: Option<BlockStorageRef>) -> Result<Config, Error> {
     let query_keys = options.api_keys.into_iter().map(|k| match k {
         KeyOption::Plain(secret) => ApiKey::new(secret),
-        KeyOption::Restricted {
+        KeyOption::Restricted(RestrictedKey {
             key,
             endpoints,
             projects,
-        } => {
+        }) => {
             let mut api_key = ApiKey::new(key)?;
             if let Some(endpoints) = endpoints {
                 api_key = api_key.only_endpoints(&endpoints)?;
@@ -452,6 +463,18 @@ fn config_from(options: Options, block_storage: Option<BlockStorageRef>) -> Resu
         limits: options.limits,
         block_storage,
     })
+}
+
+/// A `Uint8Array`'s (a Node `Buffer`'s) or an `ArrayBuffer`'s bytes; else
+/// 400 naming `name` (wasm-bindgen would read an `ArrayBuffer` as no bytes).
+fn bytes_of(value: &JsValue, name: &str) -> Result<Vec<u8>, Error> {
+    if let Some(buffer) = value.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Ok(Uint8Array::new(buffer).to_vec());
+    }
+    value
+        .dyn_ref::<Uint8Array>()
+        .map(Uint8Array::to_vec)
+        .ok_or_else(|| Error::invalid(name, "must be a Uint8Array or an ArrayBuffer"))
 }
 
 /// Text as its UTF-8 bytes, or a `Uint8Array`'s bytes; `None` for anything else.
@@ -648,9 +671,10 @@ impl JsLogEndpoints {
     /// `snapshot()` wrote, with these options' keys, clock and limits. Throws
     /// 400 `invalid_snapshot` for bytes that are not a whole snapshot.
     #[wasm_bindgen(js_name = fromSnapshot)]
-    pub fn from_snapshot(bytes: &[u8], options: JsValue) -> Result<JsLogEndpoints, JsValue> {
+    pub fn from_snapshot(bytes: JsValue, options: JsValue) -> Result<JsLogEndpoints, JsValue> {
+        let bytes = bytes_of(&bytes, "bytes")?;
         let (config, fixed_now_ms) = config_of(options)?;
-        let service = LogEndpoints::from_snapshot(bytes, config)?;
+        let service = LogEndpoints::from_snapshot(&bytes, config)?;
         Ok(JsLogEndpoints {
             inner: Rc::new(RefCell::new(service)),
             fixed_now_ms,
@@ -728,8 +752,8 @@ impl JsLogEndpoints {
 
     /// Whether bytes begin as a snapshot does (to tell a saved analysis from a log file).
     #[wasm_bindgen(js_name = isSnapshot)]
-    pub fn is_snapshot(bytes: &[u8]) -> bool {
-        LogEndpoints::is_snapshot(bytes)
+    pub fn is_snapshot(bytes: JsValue) -> Result<bool, JsValue> {
+        Ok(LogEndpoints::is_snapshot(&bytes_of(&bytes, "bytes")?))
     }
 
     /// The store as versioned, checksummed bytes (a `Uint8Array`), for
@@ -1437,8 +1461,9 @@ pub fn engine_fault() -> JsValue {
 }
 
 #[wasm_bindgen(js_name = bodyTooLarge)]
-pub fn body_too_large(limit: usize, declared: Option<usize>) -> JsValue {
-    http::body_too_large(limit, declared).into()
+pub fn body_too_large(limit: usize, declared: Option<f64>) -> JsValue {
+    // A declared length past 4 GiB is a number, not a wasm usize (it wrapped).
+    http::body_too_large(limit, declared.map(|bytes| bytes as u64)).into()
 }
 
 #[wasm_bindgen(js_name = unreadableBody)]

@@ -424,7 +424,7 @@ pub fn body_decoding(content_encoding: Option<&str>) -> Result<Option<&'static s
 
 /// The refusal of a body longer than `limit` bytes (`declared`: its
 /// `Content-Length`, when that already says so).
-pub fn body_too_large(limit: usize, declared: Option<usize>) -> Error {
+pub fn body_too_large(limit: usize, declared: Option<u64>) -> Error {
     Error::BatchTooLarge {
         reason: match declared {
             Some(bytes) => format!(

@@ -327,8 +327,8 @@ impl LogEndpoints {
     /// 503 `store_full` when the store is larger than `max_store_bytes`.
     pub fn from_snapshot(bytes: &[u8], config: Config) -> Result<LogEndpoints> {
         let service = LogEndpoints::new(config);
-        reserve_room(bytes.len().min(service.limits.max_store_bytes));
-        let store = crate::snapshot::read(bytes)?;
+        let room = bytes.len().min(service.limits.max_store_bytes);
+        let store = crate::snapshot::read(bytes, || reserve_room(room))?;
         service.holding(store)
     }
 

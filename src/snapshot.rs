@@ -236,8 +236,10 @@ fn read_interner(r: &mut Reader, what: &str) -> Result<Interner> {
         .ok_or_else(|| invalid(format!("{what} are not cut where their text allows")))
 }
 
-/// The store a snapshot holds, checked whole before it is used.
-pub fn read(bytes: &[u8]) -> Result<Store> {
+/// The store a snapshot holds, checked whole before it is used. `on_checked`
+/// runs once the header and checksum agree, before the payload is read (the
+/// engine grows its memory there, not for bytes that are no snapshot).
+pub fn read(bytes: &[u8], on_checked: impl FnOnce()) -> Result<Store> {
     let mut whole = Bytes(bytes);
     let header = read_header(&mut Reader::new(&mut whole))?;
     let payload = whole.0;
@@ -247,6 +249,7 @@ pub fn read(bytes: &[u8]) -> Result<Store> {
     if header.sum != checksum(payload) {
         return Err(invalid("corrupted: its checksum does not match"));
     }
+    on_checked();
     read_payload(&mut Reader::new(&mut whole))
 }
 
@@ -577,6 +580,10 @@ fn check_other(t: &OtherTable) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(bytes: &[u8]) -> Result<Store> {
+        super::read(bytes, || {})
+    }
     use crate::store::Span;
     use crate::{ApiKey, Config, LogEndpoints};
 

@@ -40,6 +40,12 @@ test("logs.all returns the newest 100 of the project, newest first", () => {
   assert.ok(svc.stats().storeBytes < ndjsonBytes / 2, `${svc.stats().storeBytes} bytes of store for ${ndjsonBytes} of NDJSON`);
   const restored = LogEndpoints.fromSnapshot(svc.snapshot(), { apiKeys: ["secret"], now: NOW });
   assert.deepEqual(text(restored.query("logs.all", { project, project_tier: "FREE" }, "secret").result), text(expected));
+  // As an ArrayBuffer (what `file.arrayBuffer()` gives) too: it was read as no bytes.
+  const buffer = svc.snapshot().buffer;
+  assert.equal(LogEndpoints.isSnapshot(buffer), true);
+  const fromBuffer = LogEndpoints.fromSnapshot(buffer, { apiKeys: ["secret"], now: NOW });
+  assert.deepEqual(text(fromBuffer.query("logs.all", { project, project_tier: "FREE" }, "secret").result), text(expected));
+  assert.throws(() => LogEndpoints.fromSnapshot("a snapshot"), (e) => e.status === 400 && e.code === "invalid_parameter" && /`bytes`: must be a Uint8Array or an ArrayBuffer/.test(e.message));
   assert.equal(Object.getPrototypeOf(result[0]), Object.prototype, "rows are plain objects");
 });
 
@@ -109,6 +115,9 @@ test("an argument of the wrong type or a misspelt option is a 400 that names it,
   assert.throws(() => new LogEndpoints({ apiKeys: ["k"], limits: { maxBatchByte: 5 } }), config(/unknown limit `maxBatchByte` \(known: maxBatchBytes, /));
   assert.throws(() => new LogEndpoints({ apiKeys: "k" }), config(/apiKeys must be an array of keys/));
   assert.throws(() => new LogEndpoints({ now: "2026-11-20T12:00:00Z" }), config(/now must be a time in epoch milliseconds/));
+  assert.throws(() => new LogEndpoints({ now: NaN }), config(/now must be a time in epoch milliseconds/));
+  // A misspelt restriction is refused, not dropped (the key would read every project).
+  assert.throws(() => new LogEndpoints({ apiKeys: [{ key: "k", project: ["abc"] }] }), config(/unknown field of a key in apiKeys `project` \(known: key, endpoints, projects\)/));
   assert.throws(() => new LogEndpoints({ limits: { maxStoreBytes: "big" } }), (e) => e.code === "invalid_config" && !/Error: /.test(e.message));
   assert.throws(() => new LogFeed(svc, { streem: "edge_logs" }), config(/unknown LogFeed option `streem`/));
 });

@@ -299,6 +299,19 @@ test("a lowered MAX_BODY_BYTES does not keep stored batches from loading", async
   await expectError(await post("edge_logs", "x".repeat(1001)), 413, "payload_too_large");
 });
 
+test("keys in the settings that cannot be used are the operator's to fix: 503, which a shipper retries", async () => {
+  await mf.dispose();
+  // A misspelt restriction would leave the key free to read every project.
+  await start({ API_KEYS: JSON.stringify([{ key: QUERY_KEY, project: [project] }]) });
+  try {
+    assert.match(await expectError(await get(...QUERIES[2]), 503, "unavailable"), /unknown field of a key in apiKeys `project`/);
+    await expectError(await post("edge_logs", "x"), 503, "unavailable");
+  } finally {
+    await mf.dispose();
+    await start();
+  }
+});
+
 // ---- Supabase's Management API route and Studio's own requests -------------------------------
 
 function management(name, params, { project: ref = project, version = "v1", key = QUERY_KEY } = {}) {

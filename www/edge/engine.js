@@ -1,6 +1,6 @@
 // The wasm engine every object of an isolate shares, and the settings the
 // worker reads from its environment (README, "Edge worker").
-import { initSync, LogEndpoints, unavailable, __wbg_reset_state } from "../../pkg/log_endpoints.js";
+import { initSync, isServiceError, LogEndpoints, unavailable, __wbg_reset_state } from "../../pkg/log_endpoints.js";
 import wasmModule from "../../pkg/log_endpoints_bg.wasm";
 
 initSync({ module: wasmModule });
@@ -97,5 +97,12 @@ export function settingsFrom(env) {
  * needs them, and `blockStorage` where it keeps sealed text blocks (none: memory).
  */
 export function newEngine(settings, limits, blockStorage) {
-  return new LogEndpoints({ apiKeys: settings.apiKeys, ingestKeys: settings.ingestKeys, now: settings.fixedNowMs, limits, blockStorage });
+  try {
+    return new LogEndpoints({ apiKeys: settings.apiKeys, ingestKeys: settings.ingestKeys, now: settings.fixedNowMs, limits, blockStorage });
+  } catch (e) {
+    // Keys the settings give that cannot be used (a misspelt restriction, an
+    // unknown endpoint) are the operator's to fix, as settings that do not read.
+    if (isServiceError(e) && e.code === "invalid_config") throw unavailable(`the worker's settings cannot be used: ${e.message}`);
+    throw e;
+  }
 }
