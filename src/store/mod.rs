@@ -250,22 +250,14 @@ impl Interner {
         self.text.heap_bytes() + self.ends.capacity() * 4 + table_slots(self.len()) * ID_SLOT
     }
 
-    /// The text interning `value` would add (counted again for a value new
-    /// twice in one batch, so an upper bound).
-    fn text_to_intern(&self, value: Option<&str>, names: NameCount) -> usize {
-        value
-            .filter(|v| matches!(names, NameCount::AllNew) || self.lookup(v).is_none())
-            .map_or(0, str::len)
-    }
-
     /// Upper bound of what `heap_bytes` grows by when `names` are interned.
     fn growth_after<'a>(
         &self,
-        names: impl Iterator<Item = Option<&'a str>> + Clone,
+        names: impl Iterator<Item = Option<&'a str>>,
         count: NameCount,
     ) -> usize {
-        let text = names.clone().map(|n| self.text_to_intern(n, count)).sum();
-        self.growth_for(new_names(self, names, count), text)
+        let (values, text) = new_names(self, names, count);
+        self.growth_for(values, text)
     }
 
     /// Upper bound of what `heap_bytes` grows by when `values` new values of
@@ -279,19 +271,26 @@ impl Interner {
     }
 }
 
-/// Upper bound of the names in `names` that `interner` does not hold yet.
+/// Upper bound of the names in `names` that `interner` does not hold yet,
+/// and of their text: exact for `Exact` (a new name repeated in the batch
+/// counts once, as it is interned once; a batch of one new project's many
+/// rows had counted its name per row, and been refused as too large).
 fn new_names<'a>(
     interner: &Interner,
     names: impl Iterator<Item = Option<&'a str>>,
     count: NameCount,
-) -> usize {
+) -> (usize, usize) {
     match count {
-        NameCount::AllNew => names.count(),
-        NameCount::Exact => names
-            .flatten()
-            .filter(|name| interner.lookup(name).is_none())
-            .collect::<HashSet<_>>()
-            .len(),
+        NameCount::AllNew => names.flatten().fold((0, 0), |(values, text), name| {
+            (values + 1, text + name.len())
+        }),
+        NameCount::Exact => {
+            let new: HashSet<&str> = names
+                .flatten()
+                .filter(|name| interner.lookup(name).is_none())
+                .collect();
+            (new.len(), new.iter().map(|name| name.len()).sum())
+        }
     }
 }
 
@@ -634,10 +633,11 @@ impl EdgeTable {
     ) -> usize {
         let n = entries.len();
         let (listed, requests) = listed_requests(entries);
-        let project_text: usize = entries
-            .iter()
-            .map(|e| self.projects.text_to_intern(e.project.as_deref(), names))
-            .sum();
+        let (new_projects, project_text) = new_names(
+            &self.projects,
+            entries.iter().map(|e| e.project.as_deref()),
+            names,
+        );
         let url_growth = self.urls.text_to_intern(
             entries
                 .iter()
@@ -645,11 +645,6 @@ impl EdgeTable {
             names,
         );
         let text_growth = text_after.1 - self.text.heap_bytes();
-        let new_projects = new_names(
-            &self.projects,
-            entries.iter().map(|e| e.project.as_deref()),
-            names,
-        );
         self.heap_bytes()
             + sum_columns(self.entry_columns(), |c| c.growth_for(n))
             + sum_columns(self.listed_columns(), |c| c.growth_for(listed))
@@ -782,7 +777,7 @@ impl FunctionTable {
             + self
                 .functions
                 .growth_after(rows.iter().map(|r| r.function_id.as_deref()), names);
-        let new_projects = new_names(
+        let (new_projects, _) = new_names(
             &self.projects,
             rows.iter().map(|r| r.project_ref.as_deref()),
             names,

@@ -275,6 +275,30 @@ fn batch_limits() {
     assert_eq!(e.status(), 413);
 }
 
+/// The budget counts a new name once, however many rows of the batch carry
+/// it: one new project's many rows fit where they fit (its name and its
+/// function's, per row, had been counted as 3 MB more than a 2 MiB budget).
+#[test]
+fn a_batch_of_one_new_projects_rows_is_counted_as_it_is_kept() {
+    let mut svc = LogEndpoints::new(Config {
+        api_keys: vec![ApiKey::new("k").unwrap()],
+        limits: log_endpoints::Limits {
+            max_store_bytes: 2 << 20,
+            ..Default::default()
+        },
+        ..Config::default()
+    });
+    let project = "a-project-of-twenty-";
+    let function = "00000000-0000-4000-8000-000000000001";
+    let rows: Vec<_> = (0..50_000)
+        .map(|i| func(&format!("f{i}"), NOW - i, project, function, Some(1.0), 200))
+        .collect();
+    let batch = serde_json::Value::Array(rows).to_string();
+    let report = svc.ingest("function_edge_logs", batch.as_bytes()).unwrap();
+    assert_eq!(report.accepted, 50_000);
+    assert!(svc.stats().store_bytes <= 2 << 20);
+}
+
 #[test]
 fn every_timestamp_form_is_read() {
     let mut svc = service();
