@@ -268,19 +268,20 @@ impl LogFeed {
         if is_blank(line) {
             return Ok(());
         }
-        self.add(service, line)
-    }
-
-    fn add(&mut self, service: &mut LogEndpoints, entry: &[u8]) -> Result<()> {
-        let array = self.arrays;
-        if let Err(e) = std::str::from_utf8(entry) {
-            // Refused on its own: in a batch it would refuse the whole batch.
+        // Refused on its own: in a batch it would refuse the whole batch.
+        // (An array's elements and CSV records are text already.)
+        if let Err(e) = std::str::from_utf8(line) {
             self.report.entries += 1;
             let number = self.report.entries;
             let reason = format!("{}: entry {number}: not UTF-8 text ({e})", self.source);
             self.report.report.reject(number - 1, reason);
             return Ok(());
         }
+        self.add(service, line)
+    }
+
+    fn add(&mut self, service: &mut LogEndpoints, entry: &[u8]) -> Result<()> {
+        let array = self.arrays;
         let stream = self.forced.unwrap_or_else(|| detect_stream(entry));
         self.report.entries += 1;
         let pending = self.pending_mut(stream);

@@ -58,6 +58,12 @@ function get(name, params, key = QUERY_KEY) {
   return mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}?${new URLSearchParams(params)}`, { headers: { "X-API-KEY": key } });
 }
 
+/** What every ingest partition of `worker` answers to `pathname` (a test hook or its status), in partition order. */
+async function everyPartition(worker, pathname, init) {
+  const partitions = await worker.getDurableObjectNamespace("INGEST");
+  return Promise.all(LogEndpoints.ingestNames().map(async (name) => (await partitions.get(partitions.idFromName(name)).fetch(`https://ingest.internal${pathname}`, init)).json()));
+}
+
 /** Mixed batches of random sizes, with a few unreadable entries among them. */
 function batches(entries, random) {
   const out = [];
@@ -369,15 +375,12 @@ test("batches acknowledged and not yet distributed when the runtime stops are di
   let worker = await start(dir);
   const batchOf = (k) => Array.from({ length: 30 }, (_, i) => ({ id: `held${k}-${i}`, timestamp: NOW * 1000 - i * 1000, project: k % 2 ? `held-${k}` : `tenant-${k}` }));
   try {
-    const partitions = await worker.getDurableObjectNamespace("INGEST");
-    for (const name of LogEndpoints.ingestNames()) await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/test/hold", { method: "POST" });
+    await everyPartition(worker, "/test/hold", { method: "POST" });
     for (let k = 0; k < 8; k++) {
       const res = await post(worker, "edge_logs", ndjson(batchOf(k)));
       assert.equal(res.status, 200);
     }
-    const pending = await Promise.all(
-      LogEndpoints.ingestNames().map(async (name) => (await (await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/status")).json()).pendingBatches),
-    );
+    const pending = (await everyPartition(worker, "/status")).map((status) => status.pendingBatches);
     assert.equal(pending.reduce((a, b) => a + b), 8, "every acknowledged batch is kept, none distributed yet");
   } finally {
     await worker.dispose();
@@ -399,13 +402,9 @@ test("kept batches whose partition lost its alarm (an eviction before arming it)
   let worker = await start(dir);
   const batchOf = (k) => Array.from({ length: 10 }, (_, i) => ({ id: `unarmed${k}-${i}`, timestamp: NOW * 1000 - i * 1000, project: `unarmed-${k}` }));
   try {
-    const partitions = await worker.getDurableObjectNamespace("INGEST");
-    for (const name of LogEndpoints.ingestNames()) await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/test/hold", { method: "POST" });
+    await everyPartition(worker, "/test/hold", { method: "POST" });
     for (let k = 0; k < 6; k++) assert.equal((await post(worker, "edge_logs", ndjson(batchOf(k)))).status, 200);
-    for (const name of LogEndpoints.ingestNames()) {
-      const forgot = await partitions.get(partitions.idFromName(name)).fetch("https://ingest.internal/test/forget-alarm", { method: "POST" });
-      assert.deepEqual(await forgot.json(), { alarm: null });
-    }
+    for (const forgot of await everyPartition(worker, "/test/forget-alarm", { method: "POST" })) assert.deepEqual(forgot, { alarm: null });
   } finally {
     await worker.dispose();
   }
@@ -524,12 +523,7 @@ test("one busy project-day outgrows its store: it splits across objects by size,
     // Every entry is in exactly one store: nothing lost, nothing twice.
     const counted = await (await ask("usage.api-requests-count", { project: busy })).json();
     assert.deepEqual(counted, whole.query("usage.api-requests-count", { project: busy }, QUERY_KEY));
-    const status = await Promise.all(
-      LogEndpoints.ingestNames().map(async (name) => {
-        const ns = await worker.getDurableObjectNamespace("INGEST");
-        return (await ns.get(ns.idFromName(name)).fetch("https://ingest.internal/status")).json();
-      }),
-    );
+    const status = await everyPartition(worker, "/status");
     assert.equal(status.reduce((n, s) => n + s.refusedEntries, 0), 0, "no entry was refused");
   } finally {
     whole.free();

@@ -37,6 +37,18 @@ function runtime(dir) {
   };
 }
 
+/** Runs `body` with a runtime on storage of its own, which goes afterwards. */
+async function withRuntime(body) {
+  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-"));
+  const rt = runtime(dir);
+  try {
+    await body(rt);
+  } finally {
+    await rt.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const tenancy = tenants(30);
 
 /** Eight batches of 1,500 entries, stored and never snapshotted (maintenance is minutes away). */
@@ -53,10 +65,8 @@ async function fill(rt) {
   return batches;
 }
 
-test("an object that woke by replaying many stored batches writes its snapshot before it answers", async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-"));
-  const rt = runtime(dir);
-  try {
+test("an object that woke by replaying many stored batches writes its snapshot before it answers", () =>
+  withRuntime(async (rt) => {
     const batches = await fill(rt);
     await rt.restart();
     // This request wakes the object, which replays every batch and then
@@ -78,16 +88,10 @@ test("an object that woke by replaying many stored batches writes its snapshot b
     await rt.restart();
     const short = await rt.maintain();
     assert.deepEqual([short.woke.fromSnapshot, short.woke.replayedBatches, short.woke.snapshot], [true, 1, undefined], JSON.stringify(short.woke));
-  } finally {
-    await rt.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test("a trap while writing that snapshot leaves a fresh engine, replayed again, answering", async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-trap-"));
-  const rt = runtime(dir);
-  try {
+test("a trap while writing that snapshot leaves a fresh engine, replayed again, answering", () =>
+  withRuntime(async (rt) => {
     const batches = await fill(rt);
     assert.deepEqual(await rt.shard("/test/trap-next-snapshot", { method: "POST" }), { armed: true });
     await rt.restart();
@@ -98,16 +102,10 @@ test("a trap while writing that snapshot leaves a fresh engine, replayed again, 
     assert.match(woke.snapshot.reason, /simulated/);
     assert.equal(status.edgeEntries, 6000);
     assert.equal(status.snapshot.written, true, "maintenance writes it");
-  } finally {
-    await rt.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test("a trap while replaying a stored batch leaves it out of a fresh engine, and the next wake loads it", async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), "wake-replay-trap-batch-"));
-  const rt = runtime(dir);
-  try {
+test("a trap while replaying a stored batch leaves it out of a fresh engine, and the next wake loads it", () =>
+  withRuntime(async (rt) => {
     const batches = await fill(rt);
     assert.deepEqual(await rt.shard("/test/trap-next-replay", { method: "POST" }), { armed: true });
     await rt.restart();
@@ -120,8 +118,4 @@ test("a trap while replaying a stored batch leaves it out of a fresh engine, and
     await rt.restart();
     const again = await rt.maintain();
     assert.deepEqual([again.woke.failedBatches, again.edgeEntries, again.functionRows], [0, 6000, status.functionRows], JSON.stringify(again.woke));
-  } finally {
-    await rt.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
