@@ -128,6 +128,8 @@ export interface HttpRequest {
   authorization?: string | null;
   /** The `X-Source` header (Logflare's ingest API). */
   source?: string | null;
+  /** The `X-Collection` header (Logflare's other name of `X-Source`). */
+  collection?: string | null;
   /** The `Content-Type` header (Logflare's ingest API reads a body sent as `application/json` as one JSON value). */
   contentType?: string | null;
   /** The `Idempotency-Key` header. */
@@ -605,7 +607,7 @@ fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
     let mut request: HttpRequest = from_js(value, |e| {
         Error::InvalidConfig {
         reason: format!(
-            "{e} (expected {{ method, path, query?, apiKey?, authorization?, source?, contentType?, idempotencyKey?, body? }})"
+            "{e} (expected {{ method, path, query?, apiKey?, authorization?, source?, collection?, contentType?, idempotencyKey?, body? }})"
         ),
     }
     })?;

@@ -98,6 +98,9 @@ errors! {
     /// The batch as a whole cannot be read (not JSON, not UTF-8, wrong top-level shape).
     UnreadableBatch { reason: String } => 400, "unreadable_batch",
         "a body that is not JSON, NDJSON or UTF-8, or whose encoding cannot be read";
+    /// The body's `Content-Encoding` is not one the worker decodes.
+    UnsupportedEncoding { encoding: String } => 415, "unsupported_encoding",
+        "an ingest body in a `Content-Encoding` other than gzip or deflate (Vector: `compression` `gzip` or `zlib`; zstd and snappy are not read, nor by Logflare)";
     /// A file fed in pieces (`LogFeed`) cannot be read as a whole.
     UnreadableFile { reason: String } => 400, "unreadable_batch",
         "a file fed in pieces (`LogFeed`) that cannot be read as a whole";
@@ -246,6 +249,10 @@ impl fmt::Display for Error {
                 "unknown log stream `{name}`: expected edge_logs (cloudflare.logs.prod) or function_edge_logs (deno-relay-logs)"
             ),
             Error::UnreadableBatch { reason } => write!(f, "unreadable batch: {reason}"),
+            Error::UnsupportedEncoding { encoding } => write!(
+                f,
+                "unsupported Content-Encoding `{encoding}`: send the body plain, gzip or deflate (Vector's http sink: `compression` \"gzip\" or \"zlib\")"
+            ),
             Error::UnreadableFile { reason } => f.write_str(reason),
             Error::IdempotencyKeyReused { key } => write!(
                 f,

@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{CacheStatus, QueryAnswer};
 use crate::error::{Error, Result};
-use crate::ingest::{BatchForm, EntryForm, Framing, IngestReport, Rejection, Source};
+use crate::ingest::{
+    envelope_strings, BatchForm, EntryForm, Framing, IngestReport, Rejection, Source,
+};
 use crate::json::Fields;
 use crate::params::Params;
 use crate::routes::Route;
@@ -166,6 +168,8 @@ pub struct HttpRequest {
     pub authorization: Option<String>,
     /// The `X-Source` header (Logflare's ingest API).
     pub source: Option<String>,
+    /// The `X-Collection` header (Logflare's other name of `X-Source`).
+    pub collection: Option<String>,
     /// The `Content-Type` header.
     pub content_type: Option<String>,
     /// The `Idempotency-Key` header.
@@ -192,9 +196,10 @@ impl HttpRequest {
         )
     }
 
-    /// What an ingest request asks for; 404 for a path that is no ingest
-    /// route, 400 naming `source_name` when Logflare's route names no source.
-    pub fn ingest_call(&self) -> Result<IngestCall> {
+    /// What an ingest request with `body` (decoded) asks for; 404 for a
+    /// path that is no ingest route, 400 naming `source_name` when Logflare's
+    /// route names no source.
+    pub fn ingest_call(&self, body: &[u8]) -> Result<IngestCall> {
         let idempotency_key = self.idempotency_key.clone().filter(|k| !k.is_empty());
         match Route::parse(&self.path)? {
             Route::Ingest { stream } => Ok(IngestCall {
@@ -204,26 +209,10 @@ impl HttpRequest {
                 idempotency_key,
             }),
             Route::LogflareIngest => {
-                // Logflare's order: `source_name`, then `source`, then the `X-Source` header.
-                let params = self.query_params()?;
-                // An empty value is no value: the next place is looked at.
-                let named = ["source_name", "source"]
-                    .into_iter()
-                    .find_map(|name| {
-                        params
-                            .get(name)
-                            .filter(|v| !v.is_empty())
-                            .map(|v| (name, v.to_owned()))
-                    })
-                    .or_else(|| {
-                        self.source
-                            .clone()
-                            .filter(|v| !v.is_empty())
-                            .map(|v| ("X-Source", v))
-                    });
-                let (parameter, name) = named.ok_or(Error::MissingParameter {
-                    name: "source_name",
-                })?;
+                let (parameter, name) =
+                    self.logflare_source(body)?.ok_or(Error::MissingParameter {
+                        name: "source_name",
+                    })?;
                 // As Logflare: a body sent as JSON is one JSON value (NDJSON is `application/x-ndjson`).
                 let json_body = self.content_type.as_deref().is_some_and(|t| {
                     t.split(';')
@@ -250,6 +239,45 @@ impl HttpRequest {
         } else {
             self.query_params()
         }
+    }
+}
+
+/// Where Logflare's ingest API finds the source, in its order: by name,
+/// then by id (docs/contract.md, "Ingest"). Each is looked for in the query
+/// string, then in the body's batch envelope; then come the headers.
+const SOURCE_PARAMETERS: [&str; 4] = ["source_name", "collection_name", "source", "collection"];
+
+impl HttpRequest {
+    /// The source Logflare's ingest API names, and where it was named; an
+    /// empty value is no value (the next place is looked at).
+    fn logflare_source(&self, body: &[u8]) -> Result<Option<(&'static str, String)>> {
+        let params = self.query_params()?;
+        let envelope = std::cell::OnceCell::new();
+        let in_envelope = |name: &str| {
+            envelope
+                .get_or_init(|| envelope_strings(body))
+                .iter()
+                .find(|(field, _)| field == name)
+                .map(|(_, value)| value.clone())
+        };
+        let named = SOURCE_PARAMETERS.into_iter().find_map(|name| {
+            params
+                .get(name)
+                .map(str::to_owned)
+                .filter(|v| !v.is_empty())
+                .or_else(|| in_envelope(name).filter(|v| !v.is_empty()))
+                .map(|v| (name, v))
+        });
+        Ok(named.or_else(|| {
+            [
+                ("X-Source", &self.source),
+                ("X-Collection", &self.collection),
+            ]
+            .into_iter()
+            .find_map(|(header, value)| {
+                value.clone().filter(|v| !v.is_empty()).map(|v| (header, v))
+            })
+        }))
     }
 }
 
@@ -413,11 +441,8 @@ pub fn body_decoding(content_encoding: Option<&str>) -> Result<Option<&'static s
         None | Some("" | "identity") => Ok(None),
         Some("gzip" | "x-gzip") => Ok(Some("gzip")),
         Some("deflate") => Ok(Some("deflate")),
-        Some(other) => Err(Error::UnreadableBatch {
-            reason: format!(
-                "unsupported Content-Encoding {}; send gzip, deflate or plain",
-                other.chars().take(40).collect::<String>()
-            ),
+        Some(other) => Err(Error::UnsupportedEncoding {
+            encoding: other.chars().take(40).collect(),
         }),
     }
 }
@@ -456,6 +481,30 @@ mod tests {
             Some("c")
         );
         assert_eq!(presented_key(None, None, None), None);
+    }
+
+    #[test]
+    fn the_encodings_a_body_may_have() {
+        for (header, decoding) in [
+            (None, None),
+            (Some(" Identity "), None),
+            (Some("GZIP"), Some("gzip")),
+            (Some("x-gzip"), Some("gzip")),
+            (Some("deflate"), Some("deflate")),
+        ] {
+            assert_eq!(body_decoding(header).ok(), Some(decoding), "{header:?}");
+        }
+        for header in ["zstd", "snappy", "br", "gzip, br"] {
+            let refused = body_decoding(Some(header)).unwrap_err();
+            assert_eq!(
+                (refused.status(), refused.code()),
+                (415, "unsupported_encoding")
+            );
+            assert!(
+                refused.to_string().contains(&format!("`{header}`")),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

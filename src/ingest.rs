@@ -270,6 +270,11 @@ pub enum RejectReason {
     InvalidTimestamp(String),
     NegativeTimestamp(String),
     TimestampOutOfRange(String),
+    /// Outside the times a JS number holds exactly (`late`: after them).
+    TimestampNotKept {
+        text: String,
+        late: bool,
+    },
     UnreadableMetadata(String),
     /// Readable, but holding nothing any endpoint of its stream reads by:
     /// kept, it would never be found (an entry sent to the other stream).
@@ -314,6 +319,16 @@ impl fmt::Display for RejectReason {
             RejectReason::TimestampOutOfRange(text) => write!(
                 f,
                 "invalid `timestamp`: {text} is outside the supported range (years 1 to 9999)"
+            ),
+            RejectReason::TimestampNotKept { text, late: true } => write!(
+                f,
+                "invalid `timestamp`: {text} is after {}, the latest time kept (the largest a JS number holds to the microsecond)",
+                timestamp::format_rfc3339(timestamp::MAX_ENTRY_MICROS)
+            ),
+            RejectReason::TimestampNotKept { text, late: false } => write!(
+                f,
+                "invalid `timestamp`: {text} is before {}, the earliest time kept (the smallest a JS number holds to the microsecond)",
+                timestamp::format_rfc3339(timestamp::MIN_ENTRY_MICROS)
             ),
             RejectReason::UnreadableMetadata(detail) => {
                 write!(f, "unreadable `metadata` ({detail})")
@@ -534,6 +549,37 @@ fn batch_field(object: &str) -> Option<&str> {
         .iter()
         .find(|(name, value)| *name == "batch" && value.get().starts_with('['))
         .map(|(_, value)| value.get())
+}
+
+/// The string fields of a batch envelope (an object with a `batch` array,
+/// as `logflare-transport-core-js` posts it, its `source` beside the batch):
+/// Logflare reads its parameters from the body as from the query string.
+/// None when the body is no envelope.
+pub(crate) fn envelope_strings(body: &[u8]) -> Vec<(String, String)> {
+    let Some(text) = std::str::from_utf8(body)
+        .ok()
+        .map(str::trim_start)
+        .filter(|text| text.starts_with('{'))
+    else {
+        return Vec::new();
+    };
+    let Ok(fields) = serde_json::from_str::<crate::json::Fields<Cow<str>>>(text) else {
+        return Vec::new();
+    };
+    if !fields
+        .0
+        .iter()
+        .any(|(field, value)| field == "batch" && value.get().starts_with('['))
+    {
+        return Vec::new();
+    }
+    fields
+        .0
+        .into_iter()
+        .filter_map(|(field, value)| {
+            Some((field.into_owned(), serde_json::from_str(value.get()).ok()?))
+        })
+        .collect()
 }
 
 /// A batch's entries as framed, once the batch as a whole passes the limits
@@ -917,7 +963,19 @@ fn read_id(text: &str) -> Reading<Cow<'_, str>> {
     }
 }
 
+/// An entry's time, within `MIN_ENTRY_MICROS..=MAX_ENTRY_MICROS`.
 fn read_timestamp(text: &str) -> Reading<Micros> {
+    let timestamp = read_any_timestamp(text)?;
+    if !(timestamp::MIN_ENTRY_MICROS..=timestamp::MAX_ENTRY_MICROS).contains(&timestamp) {
+        return Err(RejectReason::TimestampNotKept {
+            text: text.to_owned(),
+            late: timestamp > 0,
+        });
+    }
+    Ok(timestamp)
+}
+
+fn read_any_timestamp(text: &str) -> Reading<Micros> {
     if text.starts_with('"') {
         let s = json_string(text, "timestamp")?;
         // Digits are read as a number, and a negative one is refused as a number is.
@@ -1111,6 +1169,21 @@ mod tests {
     }
 
     #[test]
+    fn the_latest_time_kept_is_the_largest_a_js_number_holds() {
+        for raw in ["9007199254740991", r#""2255-06-05T23:47:34.740991Z""#] {
+            assert_eq!(
+                read_timestamp(raw),
+                Ok(timestamp::MAX_ENTRY_MICROS),
+                "{raw}"
+            );
+        }
+        assert_eq!(
+            timestamp::MAX_ENTRY_MICROS as f64 as i64,
+            timestamp::MAX_ENTRY_MICROS
+        );
+    }
+
+    #[test]
     fn rejections_name_the_field() {
         let cases = [
             ("5", "not a JSON object"),
@@ -1120,6 +1193,18 @@ mod tests {
             (
                 r#"{"id":"a","timestamp":1e300}"#,
                 "outside the supported range",
+            ),
+            (
+                r#"{"id":"a","timestamp":9007199254740992}"#,
+                "is after 2255-06-05T23:47:34.740991Z",
+            ),
+            (
+                r#"{"id":"a","timestamp":"2255-06-05T23:47:34.740992Z"}"#,
+                "is after 2255-06-05T23:47:34.740991Z",
+            ),
+            (
+                r#"{"id":"a","timestamp":"1000-01-01"}"#,
+                "is before 1684-07-28T00:12:25.259009Z",
             ),
             (
                 r#"{"id":"a","timestamp":true}"#,

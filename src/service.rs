@@ -435,7 +435,7 @@ impl LogEndpoints {
         now: Micros,
     ) -> Result<PreparedBatch> {
         self.authorize_ingest(request.key().as_deref())?;
-        let call = request.ingest_call()?;
+        let call = request.ingest_call(batch)?;
         let content = BatchKey::content_hash(&call.source.name, batch);
         let key =
             BatchKey::with_content(&call.source.name, content, call.idempotency_key.as_deref());

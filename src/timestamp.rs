@@ -15,6 +15,13 @@ pub const DAY: Micros = 24 * HOUR;
 pub const MIN_MICROS: Micros = -62_135_596_800 * SECOND;
 pub const MAX_MICROS: Micros = 253_402_300_800 * SECOND - 1;
 
+/// The latest time an entry may have: the largest integer a JS number holds
+/// exactly (2^53 − 1 µs, 2255-06-05T23:47:34.740991Z), so that every stored
+/// time reaches JavaScript (reports, catalogs) as the number it is.
+pub const MAX_ENTRY_MICROS: Micros = (1 << 53) - 1;
+/// The earliest, for the same reason (1684-07-28T00:12:25.259009Z).
+pub const MIN_ENTRY_MICROS: Micros = -MAX_ENTRY_MICROS;
+
 const UNIX_EPOCH_JULIAN_DAY: i64 = 2_440_588;
 
 fn in_range(us: i128) -> Option<Micros> {

@@ -357,6 +357,69 @@ fn answers_a_shipper_can_act_on() {
     assert_ne!(keyed("gotrue.logs.prod"), keyed("postgres.logs"));
 }
 
+/// Where Logflare's clients name the source: `source_name`, `collection_name`,
+/// `source`, `collection` in the query string or beside a batch in its body
+/// (`logflare-transport-core-js`: `{"batch": [...], "source": "…"}`), then
+/// the `X-Source` and `X-Collection` headers.
+#[test]
+fn the_source_wherever_logflare_clients_name_it() {
+    let svc = service_with_ingest_key();
+    let source_of = |request: &HttpRequest, body: &str| {
+        let prepared = svc.prepare_request(request, body.as_bytes(), NOW)?;
+        let stats = {
+            let mut one = service_with_ingest_key();
+            one.ingest_record(&prepared.record).unwrap();
+            one.stats()
+        };
+        Ok::<_, log_endpoints::Error>(stats.other_sources.into_keys().collect::<Vec<_>>())
+    };
+    let batch =
+        r#"{"batch": [{"event_message": "hi"}], "source": "body-id", "source_name": "body-name"}"#;
+    for (path, body, header, expected) in [
+        ("/api/logs?collection_name=a", "[{}]", None, "a"),
+        ("/api/logs?collection=a", "[{}]", None, "a"),
+        ("/logs", batch, None, "body-name"),
+        (
+            "/logs",
+            r#"{"source": "body-id", "batch": [{}]}"#,
+            None,
+            "body-id",
+        ),
+        (
+            "/logs",
+            r#"{"collection": "c\u0031", "batch": [{}]}"#,
+            None,
+            "c1",
+        ),
+        // The query string before the body, names before ids.
+        ("/logs?source_name=q", batch, None, "q"),
+        ("/logs?source=q", batch, None, "body-name"),
+        // The body before the headers; a body that is no batch envelope names nothing.
+        ("/logs", batch, Some("h"), "body-name"),
+        ("/logs", r#"{"source": "entry-field"}"#, Some("h"), "h"),
+        ("/logs", r#"{"source": "", "batch": [{}]}"#, Some("h"), "h"),
+    ] {
+        let mut request = vector_post(path);
+        request.source = header.map(str::to_owned);
+        assert_eq!(
+            source_of(&request, body).map_err(|e| e.to_string()),
+            Ok(vec![expected.to_owned()]),
+            "{path} {body} {header:?}"
+        );
+    }
+    let mut by_collection = vector_post("/api/logs");
+    by_collection.collection = Some("x".into());
+    assert_eq!(
+        source_of(&by_collection, "[{}]").ok(),
+        Some(vec!["x".into()])
+    );
+    let refused = source_of(&vector_post("/logs"), r#"{"batch": [{}], "source": 7}"#).unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.parameter()),
+        ("missing_parameter", Some("source_name"))
+    );
+}
+
 /// A deployment keeps 90 days of logs: an entry older than that when its
 /// batch arrives is refused saying so, not acknowledged and dropped unseen
 /// by the next round of retention. Handed to the library, it is kept (an

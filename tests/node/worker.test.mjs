@@ -149,7 +149,15 @@ test("every error status, named", async () => {
   await expectError(await mf.dispatchFetch(`${BASE}/nothing/here`), 404, "not_found");
   await expectError(await post("edge_logs", "x".repeat(1_500_001)), 413, "payload_too_large");
   await expectError(await post("edge_logs", gzipSync("\n".repeat(1_600_000)), { "Content-Encoding": "gzip" }), 413, "payload_too_large");
+  await expectError(await post("edge_logs", "[]", { "Content-Encoding": "zstd" }), 415, "unsupported_encoding");
+  // A "never" date is refused at the front: kept, its delivery could not be reported to JS, and its partition would retry it for good.
+  message = await expectError(await post("edge_logs", JSON.stringify([{ id: "far", timestamp: "9999-12-31", project }])), 422, "nothing_kept");
+  assert.match(message, /after 2255-06-05/);
   await expectError(await post("postgres_logs", "[]"), 400, "unknown_stream");
+  // Logflare's route: the source in X-Collection reaches the core (a batch of no entries, not a missing source).
+  const logflare = (headers) => mf.dispatchFetch(`${BASE}/logs`, { method: "POST", body: "[]", headers: { "X-API-KEY": INGEST_KEY, ...headers } });
+  await expectError(await logflare({}), 400, "missing_parameter");
+  await expectError(await logflare({ "X-Collection": "gotrue.logs.prod" }), 400, "unreadable_batch");
   await expectError(await post("edge_logs", "[{\"id\": 1,"), 400, "unreadable_batch");
   await expectError(await post("edge_logs", "[]", { "X-API-KEY": QUERY_KEY }), 403, "forbidden");
   await expectError(await post("edge_logs", "[]", { "X-API-KEY": "nope" }), 401, "invalid_api_key");

@@ -5,7 +5,7 @@ import { bodyDecoding, bodyTooLarge, isServiceError, unavailable, unreadableBody
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding, Idempotency-Key, X-Source",
+  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding, Idempotency-Key, X-Source, X-Collection",
   "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning, X-Shards, X-Objects, X-Duplicate, Retry-After",
   "Access-Control-Max-Age": "86400",
 };
@@ -44,6 +44,7 @@ export function requestParts(request, url, body) {
     apiKey: request.headers.get("X-API-KEY"),
     authorization: request.headers.get("Authorization"),
     source: request.headers.get("X-Source"),
+    collection: request.headers.get("X-Collection"),
     contentType: request.headers.get("Content-Type"),
     idempotencyKey: request.headers.get("Idempotency-Key"),
     body,
