@@ -93,7 +93,8 @@ install_node_packages() {
   command -v node >/dev/null || apt_install nodejs npm
   local node_major
   node_major=$(node -p 'process.versions.node.split(".")[0]')
-  [ "$node_major" -ge 20 ] || die "Node.js >= 20 is needed (found $(node --version))"
+  [ "$node_major" -ge 20 ] \
+    || die "Node.js >= 20.19 is needed (found $(node --version); Debian 12's own is 18): install it from nodejs.org or NodeSource"
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "installing npm packages (npm ci)"
     npm ci --no-audit --no-fund --loglevel=error
@@ -104,6 +105,16 @@ install_browser() {
   # Debian's Chromium and ChromeDriver: the page tests (playwright-core) and the
   # wasm tests in a browser (wasm-bindgen-test-runner) drive them.
   apt_install chromium chromium-driver
+}
+
+install_lint_tools() {
+  # The test command checks formatting and lints (cargo fmt, cargo clippy).
+  cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1 && return
+  command -v rustup >/dev/null \
+    || die "the tests run cargo fmt and cargo clippy: install rustfmt and clippy for this toolchain"
+  log "adding rustfmt and clippy"
+  rustup component add rustfmt clippy >/dev/null \
+    || die "the tests run cargo fmt and cargo clippy, and 'rustup component add rustfmt clippy' failed"
 }
 
 install_fuzz_tools() {
@@ -128,6 +139,7 @@ choose_wasm_toolchain
 install_wasm_bindgen_cli
 install_node_packages
 if [ "${1:-}" = "--for-tests" ]; then
+  install_lint_tools
   install_browser
   install_fuzz_tools
 fi
