@@ -207,6 +207,9 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
         .map_err(|e| js_sys::Error::new(&e.to_string()).into())
 }
 
+/// JS's `Number.MAX_SAFE_INTEGER`: the largest whole number a JS number holds exactly.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
 /// A JS value as a Rust one; `error` says what was expected.
 fn from_js<T: serde::de::DeserializeOwned>(
     value: JsValue,
@@ -873,23 +876,34 @@ impl JsLogEndpoints {
         Ok(JsRound { round: coalesced })
     }
 
-    /// `LogEndpoints.reroute(shards, overflows, routes)` → a `Round`: the
-    /// rows full shards handed back in one wave (`overflows[i]`, from the
-    /// `ingestDelivery` answer of `shards[i]`), each project's sent to its
-    /// next split; `moved` lists the splits they went to.
+    /// `LogEndpoints.reroute(shards, overflows, routes, asRound?)` → a
+    /// `Round`: the rows full shards handed back in one wave (`overflows[i]`,
+    /// from the `ingestDelivery` answer of `shards[i]`), each project's sent
+    /// to its next split, under round `asRound` when given (else theirs);
+    /// `moved` lists the splits they went to.
     pub fn reroute(
         shards: Vec<String>,
         overflows: Vec<Uint8Array>,
         routes: JsValue,
+        as_round: Option<f64>,
     ) -> Result<JsRound, JsValue> {
         if shards.len() != overflows.len() {
             return Err(Error::invalid("overflows", "one per shard").into());
         }
+        let as_round = match as_round {
+            Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= MAX_SAFE_INTEGER => Some(n as u64),
+            Some(_) => {
+                return Err(
+                    Error::invalid("asRound", "a round number is a whole number from 1").into(),
+                )
+            }
+            None => None,
+        };
         let handed_back: Vec<(String, Vec<u8>)> = shards
             .into_iter()
             .zip(overflows.iter().map(Uint8Array::to_vec))
             .collect();
-        let round = Round::rerouted(&handed_back, routes_from(routes)?)?;
+        let round = Round::rerouted(&handed_back, routes_from(routes)?, as_round)?;
         Ok(JsRound { round })
     }
 

@@ -35,8 +35,8 @@ export function workerOptions({ persistDir, bindings = {}, port, host = "127.0.0
 }
 
 /**
- * Waits until every ingest partition has distributed what it kept (their
- * `/status`), polling; fails with what is still pending after `timeoutMs`.
+ * Waits until every ingest partition has distributed what it kept, its
+ * outbox too (their `/status`), polling; fails with what is still pending after `timeoutMs`.
  */
 export async function distributed(mf, { timeoutMs = 20_000 } = {}) {
   const namespace = await mf.getDurableObjectNamespace("INGEST");
@@ -45,7 +45,7 @@ export async function distributed(mf, { timeoutMs = 20_000 } = {}) {
     const statuses = await Promise.all(
       LogEndpoints.ingestNames().map(async (name) => [name, await (await namespace.get(namespace.idFromName(name)).fetch("https://ingest.internal/status")).json()]),
     );
-    const pending = statuses.filter(([, s]) => s.pendingBatches > 0);
+    const pending = statuses.filter(([, s]) => s.pendingBatches > 0 || s.pendingDeliveries > 0);
     if (pending.length === 0) return statuses;
     if (Date.now() - started > timeoutMs) {
       throw new Error(`batches still not distributed after ${timeoutMs} ms: ${JSON.stringify(Object.fromEntries(pending))}`);

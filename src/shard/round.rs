@@ -148,15 +148,22 @@ impl Round {
     /// overflows taken in shard order, gives each split one delivery per wave,
     /// the same one when the round is sent again: a shard applies one delivery
     /// of a partition's round and answers a second as it did the first, so
-    /// two of them would leave the second's rows out.
-    pub fn rerouted(overflows: &[(String, Vec<u8>)], routes: SplitRoutes) -> Result<Round> {
+    /// two of them would leave the second's rows out. `as_round` numbers the
+    /// new round instead of the overflows' own: a delivery handed back after
+    /// its round was over (it waited for its shard) goes out under a number
+    /// no shard has seen yet.
+    pub fn rerouted(
+        overflows: &[(String, Vec<u8>)],
+        routes: SplitRoutes,
+        as_round: Option<u64>,
+    ) -> Result<Round> {
         let mut sorted: Vec<&(String, Vec<u8>)> = overflows.iter().collect();
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         let Some((_, first)) = sorted.first() else {
             return Err(Error::invalid("overflows", "no shard handed rows back"));
         };
         let (partition, round) = Delivery::header(first)?;
-        let mut rerouted = Round::with_routes(&partition, round, routes);
+        let mut rerouted = Round::with_routes(&partition, as_round.unwrap_or(round), routes);
         for (from, overflow) in sorted {
             if Delivery::header(overflow)? != (partition.clone(), round) {
                 return Err(Error::invalid(

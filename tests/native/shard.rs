@@ -221,7 +221,7 @@ impl Deployment {
             }
             // What the wave's full shards handed back: one round, as the worker sends it.
             if !overflows.is_empty() {
-                work = Some(Round::rerouted(&overflows, routes()).unwrap());
+                work = Some(Round::rerouted(&overflows, routes(), None).unwrap());
             }
         }
         // The partition's routes change once the round is over.

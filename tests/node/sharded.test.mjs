@@ -250,6 +250,54 @@ test("a shard whose storage write fails: the batch is acknowledged, its round is
   }
 });
 
+test("a shard that fails for a while holds back only its own deliveries: the other shards take theirs, later rounds of the same partition too, and it takes what waited once it recovers", async () => {
+  const day = new Date(NOW).toISOString().slice(0, 10);
+  const [a, b] = refsOfTwoGroups("stuck", day);
+  const shards = await mf.getDurableObjectNamespace("SHARD");
+  const failStorage = (times) => shards.get(shards.idFromName(LogEndpoints.shardName(a, day))).fetch(`https://shard.internal/test/fail-storage?times=${times}`, { method: "POST" });
+  const entry = (tag, i, project) => ({ id: `${tag}-${i}`, timestamp: NOW * 1000 - 1000 * (i + 1), project, event_message: "GET | 200 | https://x.supabase.co/rest/v1/t" });
+  const ids = async (project) => (await (await get("logs.all", { project, project_tier: "FREE" })).json()).result.map((r) => r.id).sort();
+  /** Polls until `project` shows `expected` ids; fails naming what it showed instead. */
+  const showsIds = async (project, expected, what) => {
+    const started = Date.now();
+    for (;;) {
+      const shown = await ids(project);
+      if (JSON.stringify(shown) === JSON.stringify([...expected].sort())) return;
+      if (Date.now() - started > 15_000) assert.fail(`${what}: ${project} shows ${JSON.stringify(shown)} after 15 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  await failStorage(1_000_000);
+  const mixed = Array.from({ length: 6 }, (_, i) => entry("stuck-mixed", i, i % 2 ? b : a));
+  const first = await post(mf, "edge_logs", ndjson(mixed));
+  assert.equal(first.status, 200);
+  const partition = first.headers.get("X-Objects");
+  await showsIds(b, mixed.filter((e) => e.project === b).map((e) => e.id), "the other shard took its part of the round");
+  // A later batch of the same ingest partition, only for `b`: its round is not held back by `a`'s.
+  const bIds = mixed.filter((e) => e.project === b).map((e) => e.id);
+  for (let n = 0, reached = false; !reached; n++) {
+    const lines = Array.from({ length: 3 }, (_, i) => entry(`stuck-later-${n}`, i, b));
+    const res = await post(mf, "edge_logs", ndjson(lines));
+    assert.equal(res.status, 200);
+    reference.ingest("edge_logs", ndjson(lines));
+    bIds.push(...lines.map((e) => e.id));
+    reached = res.headers.get("X-Objects") === partition;
+    assert.ok(n < 40, "some batch reached the first batch's partition");
+  }
+  await showsIds(b, bIds, "a later round of the same partition reached the other shard");
+  assert.deepEqual(await ids(a), [], "the failing shard has none yet");
+  const waiting = (await everyPartition(mf, "/status")).filter((s) => s.pendingDeliveries > 0);
+  assert.equal(waiting.length, 1, "one partition's outbox holds the failing shard's deliveries");
+  assert.equal(waiting[0].waitingShards, 1);
+  await failStorage(0);
+  await distributed(mf, { timeoutMs: 30_000 });
+  reference.ingest("edge_logs", ndjson(mixed));
+  for (const project of [a, b]) {
+    const params = { project, project_tier: "FREE" };
+    assert.deepEqual(await (await get("logs.all", params)).json(), reference.query("logs.all", params, QUERY_KEY), project);
+  }
+});
+
 test("a batch sent again is kept once: twice in a row, after a restart, and under one Idempotency-Key; other bytes under a used key are a 422", async () => {
   const worker = await start(dir);
   try {
@@ -468,12 +516,26 @@ test("one busy project-day outgrows its store: it splits across objects by size,
   const whole = new LogEndpoints({ apiKeys: [QUERY_KEY], now: NOW });
   const worker = await start(false, { MAX_STORE_BYTES: "160000" });
   try {
+    // The project-day's first split fails at first: its deliveries wait in the
+    // outbox, and once it takes them it hands rows back from there, which go
+    // on to the later splits under new round numbers.
+    const shardNamespace = await worker.getDurableObjectNamespace("SHARD");
+    const firstSplit = shardNamespace.get(shardNamespace.idFromName(`2026-11-20/p/${busy}/1`));
+    await firstSplit.fetch("https://shard.internal/test/fail-storage?times=1000000", { method: "POST" });
     for (const stream of ["edge_logs", "function_edge_logs"]) {
       const mine = entries.filter(([s]) => s === stream).map(([, e]) => e);
       for (let at = 0; at < mine.length; at += 500) {
         const body = ndjson(mine.slice(at, at + 500));
         whole.ingest(stream, body);
         assert.equal((await post(worker, stream, body)).status, 200);
+        if (stream === "edge_logs" && at === 2500) {
+          const started = Date.now();
+          while ((await everyPartition(worker, "/status")).every((s) => s.pendingDeliveries === 0)) {
+            assert.ok(Date.now() - started < 15_000, "the failing shard's deliveries wait in an outbox");
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          await firstSplit.fetch("https://shard.internal/test/fail-storage?times=0", { method: "POST" });
+        }
       }
     }
     // Its other sources, many times their quarter of a store: they go on to
@@ -484,8 +546,7 @@ test("one busy project-day outgrows its store: it splits across objects by size,
       const res = await worker.dispatchFetch(`${BASE}/api/logs?source_name=postgres.logs`, { method: "POST", body: ndjson(others.slice(at, at + 300)), headers: { "X-API-KEY": INGEST_KEY } });
       assert.equal(res.status, 200);
     }
-    await distributed(worker);
-    const shardNamespace = await worker.getDurableObjectNamespace("SHARD");
+    await distributed(worker, { timeoutMs: 40_000 });
     let othersKept = 0;
     for (const name of [LogEndpoints.shardName(busy, "2026-11-20"), ...Array.from({ length: 40 }, (_, n) => `2026-11-20/p/${busy}/${n + 1}`)]) {
       const res = await shardNamespace.get(shardNamespace.idFromName(name)).fetch("https://shard.internal/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } });

@@ -10,8 +10,17 @@
 // takes its delivery, at most six calls at a time. A round covers a fixed set
 // of batches, so a round sent again (after a restart, a failed shard, an
 // alarm retried) is the same round, and a shard applies it once. Batches are
-// deleted only once every shard has its part; a refusal a retry cannot change
-// (a 4xx) is recorded in `refused` and logged, never dropped silently.
+// deleted only once every shard has its part or holds it in the outbox; a
+// refusal a retry cannot change (a 4xx) is recorded in `refused` and logged,
+// never dropped silently.
+//
+// The outbox keeps what a shard did not take (it failed, or was still behind):
+// each shard's deliveries are sent in round order, the first one again after
+// 1 s, 2 s, 4 s … up to a minute, while every other shard goes on taking its
+// rounds. A shard applies a partition's rounds in increasing order, so its
+// deliveries never pass each other: a round's delivery waits behind those of
+// the shard still in the outbox, and rows a shard hands back from the outbox
+// go out under a new round number, taken when no round is under way.
 import { engineGeneration, KnownRegistrations, LogEndpoints, recoverFrom } from "./engine.js";
 import { readParts, writeParts } from "./blobs.js";
 import { SeenBatches } from "./seen.js";
@@ -36,8 +45,10 @@ const COALESCE_MS = 750;
  * mixed batches, a 750 ms round of one partition holds about 7 MiB.
  */
 const ROUND_BYTES = 16 * 1024 * 1024;
-/** When a round could not finish (a shard or directory did not answer): the next try. */
+/** When a round could not finish (a directory did not answer): the next try. */
 const RETRY_MS = 1000;
+/** The longest wait before a shard's outbox is tried again (the wait doubles from RETRY_MS). */
+const MAX_RETRY_MS = 60_000;
 
 export class IngestObject {
   constructor(ctx, env) {
@@ -58,6 +69,11 @@ export class IngestObject {
       PRIMARY KEY (round, shard))`);
     // Where split project-days' entries go (the core's routes): written when a round is over.
     this.sql.exec("CREATE TABLE IF NOT EXISTS splits (project_key TEXT NOT NULL, day TEXT NOT NULL, split INTEGER NOT NULL, PRIMARY KEY (project_key, day))");
+    // Deliveries waiting for their shard, sent in `id` order per shard; `waits`: per shard, its tries and next try.
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
+      id INTEGER PRIMARY KEY AUTOINCREMENT, shard TEXT NOT NULL, round INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, UNIQUE (shard, round))`);
+    this.sql.exec("CREATE TABLE IF NOT EXISTS outbox_parts (delivery_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (delivery_id, part))");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS waits (shard TEXT PRIMARY KEY, tries INTEGER NOT NULL, next_try_ms INTEGER NOT NULL)");
     this.seen = new SeenBatches(this.sql);
     // Kept batches always have a distribution to come: an eviction between
     // keeping a batch and arming the alarm (whose resend is then answered as
@@ -65,9 +81,13 @@ export class IngestObject {
     ctx.blockConcurrencyWhile(() => this.armDistribution(Date.now()));
   }
 
-  /** Arms the alarm for `due` when batches wait and none comes sooner. */
+  /** Arms the alarm for `due` when batches wait (or, at their next try, deliveries) and none comes sooner. */
   async armDistribution(due) {
-    if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) return;
+    if (this.sql.exec("SELECT count(*) AS n FROM batches").one().n === 0) {
+      const next = this.sql.exec("SELECT min(next_try_ms) AS at FROM waits").one().at;
+      if (next === null) return;
+      due = Math.max(due, next);
+    }
     const alarm = await this.ctx.storage.getAlarm();
     if (alarm === null || alarm > due) await this.ctx.storage.setAlarm(due);
   }
@@ -110,11 +130,20 @@ export class IngestObject {
     return this.known.registry;
   }
 
-  /** What is kept and not yet distributed, and what shards refused. */
+  /** What is kept and not yet distributed (batches, and deliveries waiting in the outbox), and what shards refused. */
   status() {
     const pending = this.sql.exec("SELECT count(*) AS batches, coalesce(sum(bytes), 0) AS bytes FROM batches").one();
+    const waiting = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, count(DISTINCT shard) AS shards FROM outbox").one();
     const refused = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries FROM refused").one();
-    return { pendingBatches: pending.batches, pendingBytes: pending.bytes, refusedDeliveries: refused.deliveries, refusedEntries: refused.entries };
+    return {
+      pendingBatches: pending.batches,
+      pendingBytes: pending.bytes,
+      pendingDeliveries: waiting.deliveries,
+      pendingEntries: waiting.entries,
+      waitingShards: waiting.shards,
+      refusedDeliveries: refused.deliveries,
+      refusedEntries: refused.entries,
+    };
   }
 
   /**
@@ -126,6 +155,11 @@ export class IngestObject {
     try {
       this.seen.prune(Date.now());
       const name = this.sql.exec("SELECT name FROM meta WHERE id = 1").toArray()[0]?.name;
+      // The round under way first: rows the outbox's shards hand back take
+      // round numbers after it, which only a round not yet begun may have.
+      const open = this.sql.exec("SELECT round, first_batch, last_batch FROM rounds").toArray()[0];
+      if (open && !(await this.distribute(name, open))) throw new Error(`round ${open.round} did not finish`);
+      await this.sendWaiting(name);
       for (let round = this.openRound(); round; round = this.openRound()) {
         if (!(await this.distribute(name, round))) throw new Error(`round ${round.round} did not finish`);
       }
@@ -134,7 +168,9 @@ export class IngestObject {
       recoverFrom(e);
       console.error(`log-endpoints: distribution paused (${e.message}); retrying in ${RETRY_MS} ms`);
       await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
+      return;
     }
+    await this.armDistribution(Date.now());
   }
 
   /** The round under way, or a new one over the batches kept since the last (null: none). */
@@ -174,8 +210,8 @@ export class IngestObject {
 
   /**
    * One round: registrations, then deliveries, then what full shards handed
-   * back, sent on to the next splits, until every row is in a shard. Whether
-   * it finished (every shard has its part, or refused it for good).
+   * back, sent on to the next splits, until every row is in a shard or in
+   * the outbox. Whether it finished (false: a directory did not register it).
    */
   async distribute(name, { round, first_batch: first, last_batch: last }) {
     const records = this.sql
@@ -199,9 +235,7 @@ export class IngestObject {
     }
     // Every shard has its part: the batches are theirs now, and the routes change.
     this.ctx.storage.transactionSync(() => {
-      for (const { projectKey, day, split } of moved) {
-        this.sql.exec("INSERT INTO splits (project_key, day, split) VALUES (?, ?, ?) ON CONFLICT (project_key, day) DO UPDATE SET split = max(split, excluded.split)", projectKey, day, split);
-      }
+      this.moveRoutes(moved);
       this.sql.exec("DELETE FROM batch_parts WHERE batch_id BETWEEN ? AND ?", first, last);
       this.sql.exec("DELETE FROM batches WHERE id BETWEEN ? AND ?", first, last);
       this.sql.exec("DELETE FROM rounds WHERE round = ?", round);
@@ -211,15 +245,35 @@ export class IngestObject {
 
   /**
    * Sends a `Round`'s work (freed here): registrations first, then
-   * deliveries. The rows full shards handed back (`[{ shard, overflow }]`),
-   * or null when a directory or shard must be tried again.
+   * deliveries, each to its shard or, when the shard does not take it or
+   * still has deliveries waiting, to the outbox. The rows full shards
+   * handed back (`[{ shard, overflow }]`), or null when a directory must be
+   * tried again.
    */
   async send(name, round, work) {
+    const registered = await this.register(name, round, work);
+    if (!registered) return null;
+    const overflows = [];
+    await inWaves(registered.deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
+      if (this.isWaiting(shard)) return this.enqueue(round, shard, entries, bytes, { failed: false });
+      const sent = await this.deliver(name, round, shard, entries, bytes);
+      if (sent.retry) this.enqueue(round, shard, entries, bytes, { failed: true });
+      else if (sent.overflow) overflows.push({ shard, overflow: sent.overflow });
+    });
+    return overflows;
+  }
+
+  /**
+   * Sends a `Round`'s registrations (the work is freed here): its
+   * deliveries and the splits it moves project-days to, or null when a
+   * directory did not register them.
+   */
+  async register(name, round, work) {
     // The work, read out of the core before anything is awaited.
     const made = engineGeneration();
     const known = this.knownRegistrations();
     const registrations = work.registrations(known);
-    const deliveries = work.deliveries;
+    const { deliveries, moved } = work;
     work.free();
     const registered = await inWaves(registrations, MAX_CONCURRENT, async ({ directory, bytes }) => {
       const res = await directoryStub(this.env, directory).fetch("https://directory.internal/register", { method: "POST", body: bytes });
@@ -229,30 +283,116 @@ export class IngestObject {
     });
     if (!registered.every(Boolean)) return null;
     if (engineGeneration() === made) for (const { bytes } of registrations) known.learn(bytes);
-    const overflows = [];
-    const delivered = await inWaves(deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
-      let res;
-      try {
-        res = await shardStub(this.env, shard).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } });
-      } catch (e) {
-        console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not answer (${e.message}); retrying`);
-        return false;
+    return { deliveries, moved };
+  }
+
+  /**
+   * One delivery to its shard: `{}` when it took it or refused it for good
+   * (recorded), `{ overflow }` with the rows it had no room for, or
+   * `{ retry: true }` when it must be sent again.
+   */
+  async deliver(name, round, shard, entries, bytes) {
+    let res;
+    try {
+      res = await shardStub(this.env, shard).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } });
+    } catch (e) {
+      console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not answer (${e.message}); its deliveries wait`);
+      return { retry: true };
+    }
+    if (res.ok) {
+      const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
+      if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
+      if (overflowEntries > 0) return { overflow: new Uint8Array(await res.arrayBuffer()) };
+      await res.body?.cancel();
+      return {};
+    }
+    const body = await res.text();
+    if (!LogEndpoints.refusalIsFinal(res.status)) {
+      console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); its deliveries wait`);
+      return { retry: true };
+    }
+    this.recordRefusal(name, round, shard, entries, res.status, body);
+    return {};
+  }
+
+  /** Whether deliveries to `shard` wait in the outbox (a new one waits behind them). */
+  isWaiting(shard) {
+    return this.sql.exec("SELECT count(*) AS n FROM waits WHERE shard = ?", shard).one().n > 0;
+  }
+
+  /** Puts a delivery in the outbox (once per shard and round); `failed`: its shard just did not take it. */
+  enqueue(round, shard, entries, bytes, { failed }) {
+    this.ctx.storage.transactionSync(() => this.queue(round, shard, entries, bytes, { failed }));
+  }
+
+  /** `enqueue`, inside the caller's transaction. */
+  queue(round, shard, entries, bytes, { failed }) {
+    const now = Date.now();
+    const row = this.sql
+      .exec("INSERT INTO outbox (shard, round, entries, bytes) VALUES (?, ?, ?, ?) ON CONFLICT (shard, round) DO NOTHING RETURNING id", shard, round, entries, bytes.byteLength)
+      .toArray()[0];
+    if (row) writeParts(bytes, (part, chunk) => this.sql.exec("INSERT INTO outbox_parts (delivery_id, part, body) VALUES (?, ?, ?)", row.id, part, chunk));
+    this.sql.exec("INSERT INTO waits (shard, tries, next_try_ms) VALUES (?, ?, ?) ON CONFLICT (shard) DO NOTHING", shard, failed ? 1 : 0, failed ? now + RETRY_MS : now);
+  }
+
+  /**
+   * Sends the outbox's deliveries of each shard whose next try is due, in
+   * round order, until one is not taken (the shard's next try then waits
+   * twice as long, up to MAX_RETRY_MS). One shard after another: rows a
+   * shard hands back go out under round numbers taken in the order they are
+   * queued, which is then the order each shard receives them.
+   */
+  async sendWaiting(name) {
+    const dueShards = this.sql.exec("SELECT shard, tries FROM waits WHERE next_try_ms <= ? ORDER BY shard", Date.now()).toArray();
+    for (const due of dueShards) {
+      const { shard } = due;
+      let { tries } = due;
+      for (;;) {
+        const head = this.sql.exec("SELECT id, round, entries, bytes FROM outbox WHERE shard = ? ORDER BY round LIMIT 1", shard).toArray()[0];
+        if (!head) {
+          this.sql.exec("DELETE FROM waits WHERE shard = ?", shard);
+          break;
+        }
+        const bytes = readParts(this.sql, "SELECT body FROM outbox_parts WHERE delivery_id = ? ORDER BY part", [head.id], head.bytes);
+        const sent = await this.deliver(name, head.round, shard, head.entries, bytes);
+        // Rows it handed back go on to their next splits, queued with the head's removal in one transaction:
+        // the shard answers a delivery sent again as it did, so they are queued once.
+        const handedBack = sent.overflow ? await this.handBack(name, shard, sent.overflow) : null;
+        if (sent.retry || (sent.overflow && !handedBack)) {
+          const wait = Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS);
+          this.sql.exec("UPDATE waits SET tries = ?, next_try_ms = ? WHERE shard = ?", tries + 1, Date.now() + wait, shard);
+          break;
+        }
+        this.ctx.storage.transactionSync(() => {
+          if (handedBack) {
+            this.moveRoutes(handedBack.moved);
+            for (const { shard: to, entries, bytes: body } of handedBack.deliveries) this.queue(handedBack.round, to, entries, body, { failed: false });
+          }
+          this.sql.exec("DELETE FROM outbox_parts WHERE delivery_id = ?", head.id);
+          this.sql.exec("DELETE FROM outbox WHERE id = ?", head.id);
+          this.sql.exec("UPDATE waits SET tries = 0, next_try_ms = ? WHERE shard = ?", Date.now(), shard);
+        });
+        tries = 0;
       }
-      if (res.ok) {
-        const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
-        if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
-        if (overflowEntries > 0) overflows.push({ shard, overflow: new Uint8Array(await res.arrayBuffer()) });
-        else await res.body?.cancel();
-        return true;
-      }
-      const body = await res.text();
-      if (!LogEndpoints.refusalIsFinal(res.status)) {
-        console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); retrying`);
-        return false;
-      }
-      this.recordRefusal(name, round, shard, entries, res.status, body);
-      return true;
-    });
-    return delivered.every(Boolean) ? overflows : null;
+    }
+  }
+
+  /**
+   * The rows `shard` handed back from the outbox, rerouted under a new round
+   * number and registered: `{ round, deliveries, moved }`, or null when a
+   * directory did not register them.
+   */
+  async handBack(name, shard, overflow) {
+    const round = this.sql.exec("UPDATE meta SET next_round = next_round + 1 WHERE id = 1 RETURNING next_round - 1 AS round").one().round;
+    const work = LogEndpoints.reroute([shard], [overflow], this.routes(), round);
+    const registered = await this.register(name, round, work);
+    return registered && { round, ...registered };
+  }
+
+  /** The partition's routes take the splits rows were sent on to. */
+  moveRoutes(moved) {
+    for (const { projectKey, day, split } of moved) {
+      this.sql.exec("INSERT INTO splits (project_key, day, split) VALUES (?, ?, ?) ON CONFLICT (project_key, day) DO UPDATE SET split = max(split, excluded.split)", projectKey, day, split);
+    }
   }
 }
