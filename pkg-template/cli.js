@@ -18,7 +18,7 @@ import { LogEndpoints, LogFeed } from "./node.js";
 
 const USAGE = `usage:
   log-endpoints query <endpoint> (--logs FILE [--logs FILE ...] | --open SNAPSHOT) --param NAME=VALUE [...]
-                      [--save SNAPSHOT] [--now latest|now|ISO-8601|epoch]
+                      [--save SNAPSHOT] [--now latest|now|ISO-8601|epoch] [--max-store MiB]
                       [--stream edge_logs|function_edge_logs] [--format json|csv|table]
   log-endpoints endpoints [--format json|table]
   log-endpoints --version
@@ -27,7 +27,11 @@ const USAGE = `usage:
 
   --save writes what the logs became (a snapshot) so that --open answers later
   queries without reading the logs again. --now epoch numbers are read by
-  magnitude (s, ms, µs or ns), ISO times without a zone as UTC.`;
+  magnitude (s, ms, µs or ns), ISO times without a zone as UTC.
+
+  --max-store bounds the memory the logs take once read (default 1024 MiB,
+  about 7 million edge entries). When it is reached, reading stops there and
+  the answer covers what was read (a warning says how far).`;
 
 const KEY = "cli";
 
@@ -44,6 +48,7 @@ const OPTIONS = {
   now: { type: "string", default: "latest" },
   format: { type: "string", default: "json" },
   stream: { type: "string" },
+  "max-store": { type: "string" },
   help: { type: "boolean", short: "h", default: false },
   version: { type: "boolean", default: false },
 };
@@ -116,8 +121,9 @@ function progressReporter(label, totalBytes) {
 /**
  * A file's bytes, gunzipped when they begin as gzip does (whatever its name):
  * told from the first chunk, so that a pipe (`--logs <(…)`) reads too.
+ * `onRead(n)`: n bytes of the file itself were read (before gunzip).
  */
-async function* fileBytes(file) {
+async function* fileBytes(file, onRead) {
   const chunks = (file === "-" ? process.stdin : createReadStream(file))[Symbol.asyncIterator]();
   let first = Buffer.alloc(0);
   let ended = false;
@@ -127,8 +133,15 @@ async function* fileBytes(file) {
     else first = Buffer.concat([first, next.value]);
   }
   const all = async function* () {
-    if (first.length) yield first;
-    if (!ended) yield* { [Symbol.asyncIterator]: () => chunks };
+    if (first.length) {
+      onRead(first.length);
+      yield first;
+    }
+    if (ended) return;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      onRead(next.value.length);
+      yield next.value;
+    }
   };
   if (first[0] !== 0x1f || first[1] !== 0x8b) return yield* all();
   // A read error after the first chunk reaches the reader through gunzip.
@@ -183,10 +196,15 @@ function onceEach(files) {
   });
 }
 
-/** Streams one file into the service through the module's LogFeed; adds to `totals`. */
+/**
+ * Streams one file into the service through the module's LogFeed; adds to
+ * `totals`. Whether the store had room for all of it (false: it is full, and
+ * `totals.full` says where reading stopped).
+ */
 async function ingestFile(svc, file, forcedStream, totals) {
   const size = readableSize(file);
-  const input = fileBytes(file);
+  let fileRead = 0;
+  const input = fileBytes(file, (n) => (fileRead += n));
   const progress = progressReporter(file, size);
   const name = file === "-" ? "standard input" : file;
   let feed;
@@ -198,7 +216,7 @@ async function ingestFile(svc, file, forcedStream, totals) {
       for await (const chunk of input) {
         bytesRead += chunk.length;
         feed.push(chunk);
-        progress.update(bytesRead, feed.entries);
+        progress.update(fileRead, feed.entries);
       }
     } catch (e) {
       const gzipBroke = e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR";
@@ -212,8 +230,14 @@ async function ingestFile(svc, file, forcedStream, totals) {
     totals.accepted += done.accepted;
     totals.rejected += done.rejectedTotal;
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
+    return true;
   } catch (e) {
     if (e instanceof InputError) throw e;
+    if (e.code === "store_full") {
+      totals.accepted += feed.accepted;
+      totals.full = { file: name, entries: feed.accepted };
+      return false;
+    }
     if (typeof e.code === "string" && e.syscall) throw unreadable(name, e);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.
     if (typeof e.status === "number") throw new InputError(e.message);
@@ -295,7 +319,7 @@ async function main(argv) {
     return 0;
   }
   if (options.help || !command) {
-    process.stdout.write(USAGE + "\n");
+    (options.help ? process.stdout : process.stderr).write(USAGE + "\n");
     return options.help ? 0 : 2;
   }
   if (command === "endpoints") {
@@ -317,8 +341,19 @@ async function main(argv) {
       isFolder = statSync(folder).isDirectory();
     } catch {}
     if (!isFolder) throw new InputError(`cannot write ${options.save}: no folder ${folder}`);
+    let existing;
+    try {
+      existing = statSync(options.save);
+    } catch {}
+    if (existing?.isDirectory()) throw new InputError(`cannot write ${options.save}: it is a folder`);
   }
-  const svcOptions = { apiKeys: [KEY], limits: { maxBatchBytes: 64 << 20 } };
+  const limits = { maxBatchBytes: 64 << 20 };
+  if (options["max-store"] !== undefined) {
+    const mib = Number(options["max-store"]);
+    if (!(Number.isInteger(mib) && mib > 0)) throw new UsageError(`--max-store takes a whole number of MiB, not "${options["max-store"]}"`);
+    limits.maxStoreBytes = mib * 1048576;
+  }
+  const svcOptions = { apiKeys: [KEY], limits };
   // The endpoint and its parameters are checked before any log is read: a
   // typo costs nothing, however large the logs.
   const probe = new LogEndpoints(svcOptions);
@@ -344,7 +379,17 @@ async function main(argv) {
     svc = new LogEndpoints(svcOptions);
   }
   const totals = { accepted: 0, rejected: 0, reasons: [] };
-  for (const file of onceEach(options.logs)) await ingestFile(svc, file, options.stream, totals);
+  const files = [...onceEach(options.logs)];
+  for (const [at, file] of files.entries()) {
+    if (await ingestFile(svc, file, options.stream, totals)) continue;
+    const unread = files.length - at - 1;
+    const limit = svc.stats().storeBytes;
+    process.stderr.write(
+      `warning: the logs fill the store (${Math.round(limit / 1048576)} MiB held; raise it with --max-store) after ${plural(totals.full.entries, "entry", "entries")} of ${totals.full.file}; ` +
+        `the rest of it${unread ? ` and ${plural(unread, "later file", "later files")}` : ""} ${unread ? "were" : "was"} not read, and the answer covers what was\n`,
+    );
+    break;
+  }
   if (totals.rejected > 0) {
     process.stderr.write(`warning: ${plural(totals.rejected, "entry", "entries")} rejected, e.g. ${totals.reasons.join("; ")}\n`);
   }

@@ -296,7 +296,7 @@ impl LogFeed {
         let number = self.report.entries;
         let pending = self.pending_mut(stream);
         pending.numbers.push(number);
-        if pending.text.len() >= self.batch_bytes {
+        if pending.text.len() >= service.feed_batch_bytes(self.batch_bytes) {
             self.flush(service, stream)?;
         }
         Ok(())

@@ -1166,6 +1166,14 @@ impl LogEndpoints {
         registry()
     }
 
+    /// The most input a file fed in pieces gathers into one batch for this
+    /// store: `wanted`, or less for a small store, whose budget a batch's
+    /// estimate would pass whole (a store then fills, and says so, batch by
+    /// batch, rather than refusing one batch as larger than all of it).
+    pub(crate) fn feed_batch_bytes(&self, wanted: usize) -> usize {
+        wanted.min((self.limits.max_store_bytes / 16).max(16 << 10))
+    }
+
     pub fn stats(&self) -> StoreStats {
         StoreStats {
             edge_entries: self.store.edge.len(),

@@ -274,6 +274,24 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.match(careless.stderr, /functions\.invocation-stats reads function_edge_logs, and no function entries were read from the logs given/);
   assert.match(cli("--version").stdout, /^\d+\.\d+\.\d+\n$/);
 
+  // Logs that fill the store: reading stops there, saying how far and how to
+  // raise it, and the answer covers what was read.
+  writeFileSync(path.join(dir, "big.ndjson"), ndjson([...generate({ stream: "edge_logs", count: 20_000, endMs: NOW, spanMs: 3 * 3600e3 })]));
+  const filled = cli("query", "usage.api-requests-count", "--logs", "big.ndjson", "--logs", "edge.ndjson", "--max-store", "1", "--param", `project=${project}`);
+  assert.equal(filled.status, 0, filled.stderr);
+  assert.match(filled.stderr, /warning: the logs fill the store \(\d+ MiB held; raise it with --max-store\) after [\d,]+ entries of big\.ndjson; the rest of it and 1 later file were not read, and the answer covers what was\n/);
+  assert.ok(JSON.parse(filled.stdout).result.length > 0, filled.stdout);
+  const roomy = cli("query", "usage.api-requests-count", "--logs", "big.ndjson", "--max-store", "64", "--param", `project=${project}`);
+  assert.equal(roomy.status, 0, roomy.stderr);
+  assert.doesNotMatch(roomy.stderr, /fill the store/);
+  const badLimit = cli("query", "logs.all", "--logs", "edge.ndjson", "--max-store", "lots", "--param", "project=p");
+  assert.equal(badLimit.status, 2, "usage");
+  assert.match(badLimit.stderr, /^error: --max-store takes a whole number of MiB, not "lots"/);
+  const bare = cli();
+  assert.equal(bare.status, 2);
+  assert.equal(bare.stdout, "", "usage goes to stderr when it is an error");
+  assert.match(bare.stderr, /^usage:/);
+
   // Default now is the newest entry, so old downloads still show data.
   const latest = cli("query", "logs.all", "--logs", "edge.ndjson", "--param", `project=${project}`, "--param", "project_tier=FREE");
   assert.equal(latest.status, 0, latest.stderr);
