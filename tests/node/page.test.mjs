@@ -258,6 +258,23 @@ test("a file given again is skipped, not counted twice; Start over empties the p
   assert.equal(await page.isDisabled("#run"), false);
 });
 
+test("logs that fill the store (?max-store=MiB): reading stops there, says how far, and what was read is answered", async () => {
+  writeFileSync(path.join(dir, "big.ndjson"), ndjson([...generate({ stream: "edge_logs", count: 20_000, endMs: END, spanMs: 2 * 24 * 3600e3 })]));
+  const small = await browser.newPage();
+  try {
+    await small.goto(`${site.url}?max-store=1`);
+    await small.waitForFunction(() => window.logEndpointsPage?.ready);
+    await small.setInputFiles("#files", [path.join(dir, "big.ndjson"), path.join(dir, "functions.json.gz")]);
+    await small.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent), null, { timeout: 60_000 });
+    const summary = await small.textContent("#summary");
+    assert.match(summary, /The store is full \(\d+ MiB held\) after [\d,]+ entries of big\.ndjson: the rest of it and 1 later file were not read\. Answers cover what was read\./);
+    assert.match(summary, /\(([1-9][\d,]*) edge, 0 function rows held\)/);
+    assert.equal(await small.isDisabled("#run"), false, "what was read can be asked");
+  } finally {
+    await small.close();
+  }
+});
+
 test("a cut-off gzip keeps the whole entries before the cut and says where it ended, NDJSON or a JSON array", async () => {
   for (const [name, text] of [["cut.ndjson.gz", ndjson(edge)], ["cut.json.gz", JSON.stringify(edge)]]) {
     const whole = gzipSync(text);

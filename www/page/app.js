@@ -3,7 +3,11 @@
 import uPlot from "./vendor/uPlot.esm.js";
 
 const $ = (selector) => document.querySelector(selector);
-const worker = new Worker(new URL("./ingest-worker.js", import.meta.url), { type: "module" });
+// `?max-store=MiB` bounds the memory the logs take once read (the module's default otherwise).
+const workerUrl = new URL("./ingest-worker.js", import.meta.url);
+const maxStore = new URLSearchParams(location.search).get("max-store");
+if (maxStore) workerUrl.searchParams.set("max-store", maxStore);
+const worker = new Worker(workerUrl, { type: "module" });
 const pending = new Map();
 let nextId = 1;
 let newestMs = null;
@@ -71,6 +75,8 @@ async function loadNow(files) {
     : "";
   if (fresh.length === 0) return addSummary(note);
   $("#run").disabled = true;
+  // A save while files load would hold only part of them, without saying so.
+  $("#save").disabled = true;
   try {
     const summary = await ask({ type: "ingest", files: fresh, stream: $("#stream").value });
     // A saved analysis replaces what was held, so the files read before it are gone.
@@ -81,6 +87,8 @@ async function loadNow(files) {
   } catch (e) {
     addSummary(`${note}<p class="warn">Could not read the files: ${escape(e.message)}</p>`);
     showRunState();
+  } finally {
+    $("#save").disabled = false;
   }
 }
 

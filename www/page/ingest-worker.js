@@ -3,12 +3,15 @@
 import { init, LogEndpoints, LogFeed } from "./pkg/web.js";
 
 const KEY = "page";
+/** The service's options: the page's `?max-store=MiB` as the store's budget, when it is a whole number. */
+const maxStoreMiB = Number(new URL(self.location.href).searchParams.get("max-store") ?? NaN);
+const OPTIONS = { apiKeys: [KEY], ...(Number.isInteger(maxStoreMiB) && maxStoreMiB > 0 && { limits: { maxStoreBytes: maxStoreMiB * 1048576 } }) };
 let service;
 
 async function ready() {
   if (!service) {
     await init();
-    service = new LogEndpoints({ apiKeys: [KEY] });
+    service = new LogEndpoints(OPTIONS);
   }
   return service;
 }
@@ -49,7 +52,7 @@ async function ingest({ files, stream }) {
   const snapshots = [];
   for (const file of files) if (await isSnapshot(file)) snapshots.push(file);
   for (const file of snapshots) {
-    const restored = LogEndpoints.fromSnapshot(new Uint8Array(await file.arrayBuffer()), { apiKeys: [KEY] });
+    const restored = LogEndpoints.fromSnapshot(new Uint8Array(await file.arrayBuffer()), OPTIONS);
     service.free();
     service = restored;
   }
@@ -61,7 +64,7 @@ async function ingest({ files, stream }) {
   let bytesDone = 0;
   let entries = 0;
   let lastReport = 0;
-  for (const file of files) {
+  for (const [at, file] of files.entries()) {
     // The module frames the file, routes each entry to its stream and ingests in batches.
     const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
     let fileBytes = 0;
@@ -99,10 +102,18 @@ async function ingest({ files, stream }) {
       summary.reasons.push(...done.rejected.slice(0, Math.max(0, 5 - summary.reasons.length)).map((r) => r.reason));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
     } catch (e) {
-      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: e.message });
-      summary.reasons.push(e.message);
+      // A full store ends the reading: what was read is answered, and the summary says how far it got.
+      const full = e.code === "store_full";
+      const later = files.length - at - 1;
+      const error = full
+        ? `The store is full (${Math.round(svc.stats().storeBytes / 1048576).toLocaleString("en-US")} MiB held) after ${feed.accepted.toLocaleString("en-US")} entries of ${file.name}: ` +
+          `the rest of it${later ? ` and ${later} later file${later === 1 ? "" : "s"}` : ""} ${later ? "were" : "was"} not read. Answers cover what was read.`
+        : e.message;
+      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error });
+      summary.reasons.unshift(error);
       entries += feed.entries;
       summary.accepted += feed.accepted;
+      if (full) break;
     } finally {
       feed.free();
     }
@@ -118,7 +129,7 @@ async function ingest({ files, stream }) {
 async function startOver() {
   await ready();
   service.free();
-  service = new LogEndpoints({ apiKeys: [KEY] });
+  service = new LogEndpoints(OPTIONS);
   return service.stats();
 }
 
