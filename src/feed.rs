@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use crate::error::{Error, Result};
 use crate::ingest::{
     is_blank, is_csv_header, BatchForm, EntryForm, Framing as IngestFraming, IngestReport,
-    Rejection, Source, Stream,
+    Rejection, Source, Stream, GZIP_MAGIC,
 };
 use crate::json;
 use crate::service::LogEndpoints;
@@ -138,6 +138,7 @@ impl LogFeed {
             // once, anything else (a CSV header?) once its line is whole. Only
             // the new bytes are searched for the line's end.
             self.carry.extend_from_slice(bytes);
+            self.refuse_if_not_logs()?;
             let text = self
                 .carry
                 .strip_prefix("\u{feff}".as_bytes())
@@ -176,6 +177,22 @@ impl LogFeed {
                 Ok(())
             }
         }
+    }
+
+    /// Refuses an input that begins as a snapshot or a gzip stream does
+    /// (told by its first bytes): read as lines, its first line was refused
+    /// as not UTF-8 and the rest as not JSON, and nothing said what it was.
+    fn refuse_if_not_logs(&self) -> Result<()> {
+        let what = if crate::snapshot::has_magic(&self.carry) {
+            "a saved store (a snapshot), not logs: open it instead (`LogEndpoints.fromSnapshot`, the CLI's `--open`; the page opens it when it is dropped)"
+        } else if self.carry.starts_with(&GZIP_MAGIC) {
+            "gzip-compressed: decompress it first (the CLI and the page do)"
+        } else {
+            return Ok(());
+        };
+        Err(Error::UnreadableFile {
+            reason: format!("{}: it is {what}", self.source),
+        })
     }
 
     /// Picks the framing from the input's first non-blank bytes.
@@ -488,6 +505,32 @@ mod tests {
             feeder.push(&mut svc, chunk).unwrap();
         }
         (feeder.finish(&mut svc).unwrap(), svc)
+    }
+
+    /// A snapshot or a gzip stream fed as logs is refused saying what it is,
+    /// however the bytes are split.
+    #[test]
+    fn a_snapshot_or_gzip_given_as_logs_is_named() {
+        let mut svc = service();
+        let snapshot = svc.snapshot();
+        let gzip = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, b'\n', 1, 2];
+        for (bytes, said) in [
+            (&snapshot[..], "a saved store (a snapshot)"),
+            (&gzip[..], "gzip-compressed"),
+        ] {
+            for piece in [1, 3, bytes.len()] {
+                let mut feeder = LogFeed::new(None, "x.log", 1 << 20).unwrap();
+                let refused = bytes
+                    .chunks(piece)
+                    .try_for_each(|chunk| feeder.push(&mut svc, chunk))
+                    .and_then(|()| feeder.finish(&mut svc).map(drop));
+                let message = refused.map_err(|e| e.to_string()).unwrap_err();
+                assert!(
+                    message.starts_with(&format!("x.log: it is {said}")),
+                    "{piece}: {message}"
+                );
+            }
+        }
     }
 
     /// An input cut at every byte keeps exactly the entries wholly before

@@ -449,7 +449,7 @@ pub(crate) fn is_csv_header(start: &[u8]) -> bool {
 }
 
 /// How a gzip stream begins (RFC 1952): a batch or file given still compressed.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Batch framing: the raw JSON text of each entry, in order. A batch is a
 /// JSON array of entries, an object whose one field `batch` is that array
