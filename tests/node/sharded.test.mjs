@@ -446,6 +446,26 @@ test("batches acknowledged and not yet distributed when the runtime stops are di
   }
 });
 
+test("a kept batch that no longer reads (damaged storage, a format this build does not read) is set aside and recorded; the partition goes on", async () => {
+  const worker = await start(false);
+  const batchOf = (tag) => Array.from({ length: 8 }, (_, i) => ({ id: `${tag}-${i}`, timestamp: NOW * 1000 - i * 1000, project: tag }));
+  try {
+    await everyPartition(worker, "/test/hold", { method: "POST" });
+    assert.equal((await post(worker, "edge_logs", ndjson(batchOf("damaged")))).status, 200);
+    const damaged = await everyPartition(worker, "/test/damage-kept", { method: "POST" });
+    assert.equal(damaged.reduce((n, d) => n + d.damaged, 0), 1);
+    assert.equal((await post(worker, "edge_logs", ndjson(batchOf("intact")))).status, 200);
+    await everyPartition(worker, "/test/release", { method: "POST" });
+    const status = await distributed(worker);
+    const ask = async (project) => (await (await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } })).json()).result.map((r) => r.id).sort();
+    assert.deepEqual(await ask("intact"), batchOf("intact").map((e) => e.id).sort());
+    assert.deepEqual(await ask("damaged"), []);
+    assert.equal(status.reduce((n, [, s]) => n + s.refusedDeliveries, 0), 1, "the damaged batch is recorded as refused");
+  } finally {
+    await worker.dispose();
+  }
+});
+
 test("kept batches whose partition lost its alarm (an eviction before arming it) are distributed once it is constructed again", async () => {
   let worker = await start(dir);
   const batchOf = (k) => Array.from({ length: 10 }, (_, i) => ({ id: `unarmed${k}-${i}`, timestamp: NOW * 1000 - i * 1000, project: `unarmed-${k}` }));

@@ -14,6 +14,8 @@
 // - a shard's POST /test/trap-next-replay: the next stored batch it replays traps (kept alike);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only);
+// - an ingest partition's POST /test/damage-kept: the first byte of each batch it keeps flipped;
+// - an ingest partition's POST /test/release: a hold ends, and distribution starts;
 // - an ingest partition's POST /test/forget-alarm: its alarm deleted, as an eviction
 //   between keeping a batch and arming the alarm leaves it (until the runtime restarts);
 // - an ingest partition's POST /test/seen-from-before: its table of kept keys
@@ -67,6 +69,21 @@ export class IngestObject extends ProductIngest {
     if (new URL(request.url).pathname === "/test/hold") {
       this.held = true;
       return Response.json({ held: true });
+    }
+    if (new URL(request.url).pathname === "/test/damage-kept") {
+      let damaged = 0;
+      for (const { batch_id, body } of this.sql.exec("SELECT batch_id, body FROM batch_parts WHERE part = 0").toArray()) {
+        const bytes = new Uint8Array(body);
+        bytes[0] ^= 0xff;
+        this.sql.exec("UPDATE batch_parts SET body = ? WHERE batch_id = ? AND part = 0", bytes.buffer, batch_id);
+        damaged++;
+      }
+      return Response.json({ damaged });
+    }
+    if (new URL(request.url).pathname === "/test/release") {
+      this.held = false;
+      await this.ctx.storage.setAlarm(Date.now());
+      return Response.json({ held: false });
     }
     if (new URL(request.url).pathname === "/test/forget-alarm") {
       this.held = this.forgotten = true;

@@ -50,6 +50,11 @@ const RETRY_MS = 1000;
 /** The longest wait before a shard's outbox is tried again (the wait doubles from RETRY_MS). */
 const MAX_RETRY_MS = 60_000;
 
+/** Whether `e` is the core's refusal of bytes (a 4xx), which no retry changes. */
+function isRefusal(e) {
+  return typeof e?.status === "number" && LogEndpoints.refusalIsFinal(e.status);
+}
+
 export class IngestObject {
   constructor(ctx, env) {
     this.ctx = ctx;
@@ -177,22 +182,46 @@ export class IngestObject {
   openRound() {
     const open = this.sql.exec("SELECT round, first_batch, last_batch FROM rounds").toArray()[0];
     if (open) return open;
-    const batches = this.sql.exec("SELECT id, bytes FROM batches ORDER BY id").toArray();
-    if (batches.length === 0) return null;
+    // The batches are read from the cursor only as far as the round goes: a backlog is not loaded whole for each round.
+    let first = null;
+    let last = null;
     let bytes = 0;
-    let last = batches[0].id;
-    for (const batch of batches) {
+    for (const batch of this.sql.exec("SELECT id, bytes FROM batches ORDER BY id")) {
       if (bytes > 0 && bytes + batch.bytes > ROUND_BYTES) break;
       bytes += batch.bytes;
+      first ??= batch.id;
       last = batch.id;
     }
+    if (first === null) return null;
     const next = this.sql.exec("SELECT next_round FROM meta WHERE id = 1").one().next_round;
-    const round = { round: next, first_batch: batches[0].id, last_batch: last };
+    const round = { round: next, first_batch: first, last_batch: last };
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("INSERT INTO rounds (round, first_batch, last_batch, started_ms) VALUES (?, ?, ?, ?)", round.round, round.first_batch, round.last_batch, Date.now());
       this.sql.exec("UPDATE meta SET next_round = ? WHERE id = 1", round.round + 1);
     });
     return round;
+  }
+
+  /**
+   * The records that read, the others set aside: a kept batch that does not
+   * (damaged storage, a format this build does not read) is logged, recorded
+   * in `refused` and deleted, rather than stopping its partition for good.
+   */
+  setAsideUnreadable(name, round, kept, records, routes) {
+    return records.filter((record, i) => {
+      try {
+        LogEndpoints.coalesce(name, round, [record], routes).free();
+        return true;
+      } catch (e) {
+        if (!isRefusal(e)) throw e;
+        this.ctx.storage.transactionSync(() => {
+          this.recordRefusal(name, round, `kept batch ${kept[i].id}`, 0, e.status, e.message);
+          this.sql.exec("DELETE FROM batch_parts WHERE batch_id = ?", kept[i].id);
+          this.sql.exec("DELETE FROM batches WHERE id = ?", kept[i].id);
+        });
+        return false;
+      }
+    });
   }
 
   /** Entries a shard refused for good (all of a delivery, or some of its sections): logged and kept in `refused`. */
@@ -214,13 +243,17 @@ export class IngestObject {
    * the outbox. Whether it finished (false: a directory did not register it).
    */
   async distribute(name, { round, first_batch: first, last_batch: last }) {
-    const records = this.sql
-      .exec("SELECT id, bytes FROM batches WHERE id BETWEEN ? AND ? ORDER BY id", first, last)
-      .toArray()
-      .map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
+    const kept = this.sql.exec("SELECT id, bytes FROM batches WHERE id BETWEEN ? AND ? ORDER BY id", first, last).toArray();
+    const records = kept.map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
     const routes = this.routes();
     const moved = [];
-    let work = LogEndpoints.coalesce(name, round, records, routes);
+    let work;
+    try {
+      work = LogEndpoints.coalesce(name, round, records, routes);
+    } catch (e) {
+      if (!isRefusal(e)) throw e;
+      work = LogEndpoints.coalesce(name, round, this.setAsideUnreadable(name, round, kept, records, routes), routes);
+    }
     while (work) {
       const overflows = await this.send(name, round, work);
       if (!overflows) return false;

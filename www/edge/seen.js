@@ -18,6 +18,8 @@ export class SeenBatches {
     } catch (e) {
       if (!/duplicate column/i.test(e.message)) throw e;
     }
+    // Pruning (every distribution) deletes by age: without it, each prune read a day of keys.
+    sql.exec("CREATE INDEX IF NOT EXISTS seen_by_age ON seen (received_ms)");
   }
 
   /**

@@ -387,8 +387,9 @@ export class ShardObject {
   async armAlarm(inMs = MAINTAIN_EVERY_MS) {
     const at = Date.now() + inMs;
     if (this.alarmAt && this.alarmAt <= at) return;
-    this.alarmAt = at;
+    // Recorded once set: a setAlarm that throws leaves the next call to try again.
     await this.ctx.storage.setAlarm(at);
+    this.alarmAt = at;
   }
 
   /**
