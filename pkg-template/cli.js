@@ -226,7 +226,10 @@ async function ingestFile(svc, file, forcedStream, totals) {
     }
     // The module keeps the whole entries before a break, in any framing.
     const done = cut ? feed.finishCut() : feed.finish();
-    if (cut) process.stderr.write(`warning: ${name} ends early (damaged or cut-off gzip); the ${plural(done.entries, "whole entry", "whole entries")} before the break ${done.entries === 1 ? "was" : "were"} read\n`);
+    if (done.endsEarly) {
+      const why = cut ? "damaged or cut-off gzip" : "a JSON array cut off before its end";
+      process.stderr.write(`warning: ${name} ends early (${why}); the ${plural(done.entries, "whole entry", "whole entries")} before the break ${done.entries === 1 ? "was" : "were"} read\n`);
+    }
     totals.accepted += done.accepted;
     totals.rejected += done.rejectedTotal;
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));

@@ -92,7 +92,11 @@ export interface FeedOptions {
   batchBytes?: number;
 }
 /** A finished feed: its entries, and what became of them (rejections by their 0-based place in the input, the first five listed). */
-export interface FeedReport extends IngestReport { entries: number }
+export interface FeedReport extends IngestReport {
+  entries: number;
+  /** The input ended inside an entry (`finishCut`, or a JSON array that stops before its `]`): the whole entries before the end were read. */
+  endsEarly: boolean;
+}
 export interface Constants {
   /** Longest retention of any tier, in days: older stored logs are never read. */
   retentionDays: number;

@@ -50,10 +50,14 @@ pub fn detect_stream(entry: &[u8]) -> Stream {
 /// became of them (rejections by their 0-based place in the whole input, the
 /// first few listed as `"<source>: entry <n>: <reason>"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct FeedReport {
     pub entries: usize,
     #[serde(flatten)]
     pub report: IngestReport,
+    /// The input ended inside an entry (`finish_cut`, or a JSON array that
+    /// stops before its `]`): the whole entries before the end were read.
+    pub ends_early: bool,
 }
 
 /// How the input is framed, once its first non-blank byte is seen.
@@ -105,6 +109,7 @@ impl LogFeed {
             report: FeedReport {
                 entries: 0,
                 report: IngestReport::new(REPORTED_REASONS),
+                ends_early: false,
             },
             finished: false,
         })
@@ -223,6 +228,7 @@ impl LogFeed {
 
     fn finish_input(&mut self, service: &mut LogEndpoints, cut: bool) -> Result<FeedReport> {
         self.refuse_if_finished()?;
+        self.report.ends_early = cut;
         if let Framing::Undecided = self.framing {
             // A one-line input: decide on what there is.
             let text = std::mem::take(&mut self.carry);
@@ -246,15 +252,49 @@ impl LogFeed {
                 }
             }
             Framing::Array(text) => {
-                let text = std::str::from_utf8(&text).map_err(|e| Error::UnreadableFile {
-                    reason: format!("{} is not UTF-8 text ({e})", self.source),
-                })?;
-                let entries: Vec<&RawValue> =
-                    serde_json::from_str(text).map_err(|e| Error::UnreadableFile {
-                        reason: format!("{} is not a valid JSON array ({e})", self.source),
-                    })?;
-                for entry in entries {
-                    self.add(service, entry.get().as_bytes())?;
+                // A character split at the end is a file cut there, not a file that is not text.
+                let (text, split_at_end) = match std::str::from_utf8(&text) {
+                    Ok(all) => (all, false),
+                    Err(e) if e.error_len().is_none() => (
+                        std::str::from_utf8(text.get(..e.valid_up_to()).unwrap_or_default())
+                            .unwrap_or_default(),
+                        true,
+                    ),
+                    Err(e) => {
+                        return Err(Error::UnreadableFile {
+                            reason: format!("{} is not UTF-8 text ({e})", self.source),
+                        })
+                    }
+                };
+                match serde_json::from_str::<Vec<&RawValue>>(text) {
+                    Ok(entries) if !split_at_end => {
+                        for entry in entries {
+                            self.add(service, entry.get().as_bytes())?;
+                        }
+                    }
+                    Err(e) if !split_at_end && !e.is_eof() => {
+                        return Err(Error::UnreadableFile {
+                            reason: format!("{} is not a valid JSON array ({e})", self.source),
+                        });
+                    }
+                    // An array that stops before its end (a plain file cut off):
+                    // its whole elements are read, as from a cut download; with
+                    // none, it is no more a cut file than a broken one.
+                    _ => {
+                        let elements = whole_elements(text);
+                        if elements.is_empty() {
+                            return Err(Error::UnreadableFile {
+                                reason: format!(
+                                    "{} is not a valid JSON array: it ends before its first entry is whole",
+                                    self.source
+                                ),
+                            });
+                        }
+                        self.report.ends_early = true;
+                        for entry in elements {
+                            self.add(service, entry.as_bytes())?;
+                        }
+                    }
                 }
             }
             Framing::Csv(mut text) => {
@@ -584,6 +624,26 @@ mod tests {
                     "{name} cut at {cut}: {:?}",
                     &input[..cut]
                 );
+                assert!(report.ends_early);
+                // A plain file cut off (no gzip to say so): an array that
+                // stops before its end reads as far, and says it ended early.
+                if name == "array" && cut > 0 {
+                    let mut svc = service();
+                    let mut feeder = LogFeed::new(None, "cut", 64).unwrap();
+                    feeder.push(&mut svc, &input.as_bytes()[..cut]).unwrap();
+                    let plain = feeder
+                        .finish(&mut svc)
+                        .map(|r| (r.report.accepted, r.ends_early));
+                    let expected = match whole {
+                        0 => None,
+                        _ => Some((whole, cut < input.len())),
+                    };
+                    assert_eq!(
+                        plain.ok(),
+                        expected,
+                        "array cut at {cut}, finished as whole"
+                    );
+                }
             }
         }
     }

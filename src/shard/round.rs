@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::frame::{read_record, read_registration, write_registration, Delivery, Section};
-use super::route::{shares_of, SplitRoute, SplitRoutes};
+use super::route::{shares_of, split_after, SplitRoute, SplitRoutes};
 use super::{day_of_shard, directory_name, group_of, shard_name, split_of_shard};
 use crate::error::{Error, Result};
 use crate::ingest::Stream;
@@ -178,7 +178,10 @@ impl Round {
 
     /// Adds the rows shard `from` had no room for (`overflow`: a delivery of
     /// this round, as `DeliveryReport::overflow` hands it back): each
-    /// project's rows go to its split after `from`'s, registered first.
+    /// project's rows go to its split after `from`'s, registered first, or
+    /// to the project-day's current split when the routes are past `from`
+    /// already (a delivery that waited for its shard was made with older
+    /// routes: each of a backlog's overflows would open a split of its own).
     pub fn overflow(&mut self, from: &str, overflow: &[u8]) -> Result<()> {
         let delivery = Delivery::read(overflow)?;
         let day = day_of_shard(from).to_owned();
@@ -189,7 +192,7 @@ impl Round {
                 &section.body,
                 section.entries,
                 &day,
-                |key| routes.split(key, &day).max(split_of_shard(from, key)) + 1,
+                |key| split_after(routes.split(key, &day), split_of_shard(from, key)),
             )?;
             for share in shares {
                 self.register(&share.project_key, &day, share.split, &[]);

@@ -91,6 +91,17 @@ pub(crate) struct Share {
     pub rows: usize,
 }
 
+/// Where a project-day's rows go that split `full` had no room for, when the
+/// routes send it to `current`: the split after the full one, or the current
+/// one when the routes are past the full one already.
+pub(crate) fn split_after(current: u32, full: u32) -> u32 {
+    if current > full {
+        current
+    } else {
+        full + 1
+    }
+}
+
 /// The rows of `block` (`count` rows of `stream`, all of `day`), grouped by
 /// the shard each goes to: its project's split, as `split_of` says.
 pub(crate) fn shares_of(
@@ -126,4 +137,20 @@ pub(crate) fn shares_of(
             }
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_after;
+
+    #[test]
+    fn rows_a_full_split_hands_back_go_to_the_next_split_or_the_current_one() {
+        // In a round: the full split is the current one, or one after it.
+        assert_eq!(split_after(0, 0), 1);
+        assert_eq!(split_after(2, 2), 3);
+        assert_eq!(split_after(2, 3), 4);
+        // A delivery that waited: the routes moved on past the full split.
+        assert_eq!(split_after(3, 1), 3);
+        assert_eq!(split_after(2, 0), 2);
+    }
 }

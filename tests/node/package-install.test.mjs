@@ -254,6 +254,13 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   const kept = Number(/the ([\d,]+) whole entries before the break were read/.exec(cut.stderr)?.[1].replaceAll(",", ""));
   assert.ok(kept > fns.length / 3 && kept < fns.length, cut.stderr);
   assert.doesNotMatch(cut.stderr, /rejected/, "the entry the cut went through is left out, not read damaged");
+  // A plain JSON array cut off (no gzip to say so) reads as far, and says so.
+  const array = JSON.stringify(fns);
+  writeFileSync(path.join(dir, "cut.json"), array.slice(0, Math.floor(array.length * 0.6)));
+  const cutArray = cli("query", "functions.invocation-stats", "--logs", "cut.json", ...countParams);
+  assert.equal(cutArray.status, 0, cutArray.stderr);
+  const read = Number(/ends early \(a JSON array cut off before its end\); the ([\d,]+) whole entries before the break were read/.exec(cutArray.stderr)?.[1].replaceAll(",", ""));
+  assert.ok(read > fns.length / 3 && read < fns.length, cutArray.stderr);
   writeFileSync(path.join(dir, "not.gz"), Buffer.from([0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
   const notGzip = cli("query", "logs.all", "--logs", "not.gz", "--param", `project=${project}`);
   assert.equal(notGzip.status, 2, "unreadable input");

@@ -55,6 +55,11 @@ function isRefusal(e) {
   return typeof e?.status === "number" && LogEndpoints.refusalIsFinal(e.status);
 }
 
+/** Whether `e` says stored bytes do not read (not a refusal of the call itself). */
+function isUnreadable(e) {
+  return e?.code === "unreadable_batch";
+}
+
 export class IngestObject {
   constructor(ctx, env) {
     this.ctx = ctx;
@@ -74,11 +79,15 @@ export class IngestObject {
       PRIMARY KEY (round, shard))`);
     // Where split project-days' entries go (the core's routes): written when a round is over.
     this.sql.exec("CREATE TABLE IF NOT EXISTS splits (project_key TEXT NOT NULL, day TEXT NOT NULL, split INTEGER NOT NULL, PRIMARY KEY (project_key, day))");
-    // Deliveries waiting for their shard, sent in `id` order per shard; `waits`: per shard, its tries and next try.
+    // Deliveries waiting for their shard, sent in round order per shard; `waits`: per shard, its tries and next try.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
       id INTEGER PRIMARY KEY AUTOINCREMENT, shard TEXT NOT NULL, round INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, UNIQUE (shard, round))`);
     this.sql.exec("CREATE TABLE IF NOT EXISTS outbox_parts (delivery_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (delivery_id, part))");
     this.sql.exec("CREATE TABLE IF NOT EXISTS waits (shard TEXT PRIMARY KEY, tries INTEGER NOT NULL, next_try_ms INTEGER NOT NULL)");
+    // Kept batches that no longer read, with their parts (in batch_parts), for someone to look at.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS set_aside (id INTEGER PRIMARY KEY, key TEXT NOT NULL, received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL, shards INTEGER NOT NULL)");
+    // Rounds tried before: sent again, a round must not leave a delivery to the outbox (below).
+    this.sql.exec("CREATE TABLE IF NOT EXISTS round_tries (round INTEGER PRIMARY KEY)");
     this.seen = new SeenBatches(this.sql);
     // Kept batches always have a distribution to come: an eviction between
     // keeping a batch and arming the alarm (whose resend is then answered as
@@ -205,7 +214,8 @@ export class IngestObject {
   /**
    * The records that read, the others set aside: a kept batch that does not
    * (damaged storage, a format this build does not read) is logged, recorded
-   * in `refused` and deleted, rather than stopping its partition for good.
+   * in `refused` and moved to `set_aside` (its parts stay), rather than
+   * stopping its partition for good.
    */
   setAsideUnreadable(name, round, kept, records, routes) {
     return records.filter((record, i) => {
@@ -213,10 +223,10 @@ export class IngestObject {
         LogEndpoints.coalesce(name, round, [record], routes).free();
         return true;
       } catch (e) {
-        if (!isRefusal(e)) throw e;
+        if (!isUnreadable(e)) throw e;
         this.ctx.storage.transactionSync(() => {
           this.recordRefusal(name, round, `kept batch ${kept[i].id}`, 0, e.status, e.message);
-          this.sql.exec("DELETE FROM batch_parts WHERE batch_id = ?", kept[i].id);
+          this.sql.exec("INSERT OR REPLACE INTO set_aside SELECT * FROM batches WHERE id = ?", kept[i].id);
           this.sql.exec("DELETE FROM batches WHERE id = ?", kept[i].id);
         });
         return false;
@@ -247,15 +257,22 @@ export class IngestObject {
     const records = kept.map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
     const routes = this.routes();
     const moved = [];
+    // Sent again (after a restart, or a registration that failed), a round may
+    // have had rows handed back and sent on already: a shard's stored answer
+    // would hand them back again later, from the outbox, under a new number
+    // the splits apply a second time. So a round sent again finishes only
+    // once every shard that is not waiting takes its part.
+    const again = this.sql.exec("SELECT count(*) AS n FROM round_tries WHERE round = ?", round).one().n > 0;
+    if (!again) this.sql.exec("INSERT INTO round_tries (round) VALUES (?)", round);
     let work;
     try {
       work = LogEndpoints.coalesce(name, round, records, routes);
     } catch (e) {
-      if (!isRefusal(e)) throw e;
+      if (!isUnreadable(e)) throw e;
       work = LogEndpoints.coalesce(name, round, this.setAsideUnreadable(name, round, kept, records, routes), routes);
     }
     while (work) {
-      const overflows = await this.send(name, round, work);
+      const overflows = await this.send(name, round, work, { again });
       if (!overflows) return false;
       // What full shards handed back goes on, each project's rows to its next
       // split: one round for the whole wave (the core merges it, so no split
@@ -272,6 +289,7 @@ export class IngestObject {
       this.sql.exec("DELETE FROM batch_parts WHERE batch_id BETWEEN ? AND ?", first, last);
       this.sql.exec("DELETE FROM batches WHERE id BETWEEN ? AND ?", first, last);
       this.sql.exec("DELETE FROM rounds WHERE round = ?", round);
+      this.sql.exec("DELETE FROM round_tries WHERE round = ?", round);
     });
     return true;
   }
@@ -279,21 +297,27 @@ export class IngestObject {
   /**
    * Sends a `Round`'s work (freed here): registrations first, then
    * deliveries, each to its shard or, when the shard does not take it or
-   * still has deliveries waiting, to the outbox. The rows full shards
-   * handed back (`[{ shard, overflow }]`), or null when a directory must be
-   * tried again.
+   * still has deliveries waiting, to the outbox (`again`: a round sent
+   * again leaves none there, see `distribute`). The rows full shards
+   * handed back (`[{ shard, overflow }]`), or null when a directory or (a
+   * round sent again) a shard must be tried again.
    */
-  async send(name, round, work) {
+  async send(name, round, work, { again }) {
     const registered = await this.register(name, round, work);
     if (!registered) return null;
     const overflows = [];
-    await inWaves(registered.deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
-      if (this.isWaiting(shard)) return this.enqueue(round, shard, entries, bytes, { failed: false });
+    const taken = await inWaves(registered.deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
+      if (this.isWaiting(shard)) {
+        this.enqueue(round, shard, entries, bytes, { failed: false });
+        return true;
+      }
       const sent = await this.deliver(name, round, shard, entries, bytes);
+      if (sent.retry && again) return false;
       if (sent.retry) this.enqueue(round, shard, entries, bytes, { failed: true });
       else if (sent.overflow) overflows.push({ shard, overflow: sent.overflow });
+      return true;
     });
-    return overflows;
+    return taken.every(Boolean) ? overflows : null;
   }
 
   /**
@@ -325,21 +349,23 @@ export class IngestObject {
    * `{ retry: true }` when it must be sent again.
    */
   async deliver(name, round, shard, entries, bytes) {
+    // Never throws: a wave's other deliveries must not go on after its caller gave up.
     let res;
+    let overflow;
     try {
       res = await shardStub(this.env, shard).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } });
+      if (res.ok) {
+        const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
+        if (overflowEntries > 0) overflow = new Uint8Array(await res.arrayBuffer());
+        else await res.body?.cancel();
+        if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
+        return overflow ? { overflow } : {};
+      }
     } catch (e) {
       console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not answer (${e.message}); its deliveries wait`);
       return { retry: true };
     }
-    if (res.ok) {
-      const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
-      if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
-      if (overflowEntries > 0) return { overflow: new Uint8Array(await res.arrayBuffer()) };
-      await res.body?.cancel();
-      return {};
-    }
-    const body = await res.text();
+    const body = await res.text().catch((e) => e.message);
     if (!LogEndpoints.refusalIsFinal(res.status)) {
       console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); its deliveries wait`);
       return { retry: true };
@@ -377,36 +403,63 @@ export class IngestObject {
    */
   async sendWaiting(name) {
     const dueShards = this.sql.exec("SELECT shard, tries FROM waits WHERE next_try_ms <= ? ORDER BY shard", Date.now()).toArray();
-    for (const due of dueShards) {
-      const { shard } = due;
-      let { tries } = due;
-      for (;;) {
-        const head = this.sql.exec("SELECT id, round, entries, bytes FROM outbox WHERE shard = ? ORDER BY round LIMIT 1", shard).toArray()[0];
-        if (!head) {
-          this.sql.exec("DELETE FROM waits WHERE shard = ?", shard);
-          break;
-        }
-        const bytes = readParts(this.sql, "SELECT body FROM outbox_parts WHERE delivery_id = ? ORDER BY part", [head.id], head.bytes);
-        const sent = await this.deliver(name, head.round, shard, head.entries, bytes);
-        // Rows it handed back go on to their next splits, queued with the head's removal in one transaction:
-        // the shard answers a delivery sent again as it did, so they are queued once.
-        const handedBack = sent.overflow ? await this.handBack(name, shard, sent.overflow) : null;
-        if (sent.retry || (sent.overflow && !handedBack)) {
-          const wait = Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS);
-          this.sql.exec("UPDATE waits SET tries = ?, next_try_ms = ? WHERE shard = ?", tries + 1, Date.now() + wait, shard);
-          break;
-        }
-        this.ctx.storage.transactionSync(() => {
-          if (handedBack) {
-            this.moveRoutes(handedBack.moved);
-            for (const { shard: to, entries, bytes: body } of handedBack.deliveries) this.queue(handedBack.round, to, entries, body, { failed: false });
-          }
-          this.sql.exec("DELETE FROM outbox_parts WHERE delivery_id = ?", head.id);
-          this.sql.exec("DELETE FROM outbox WHERE id = ?", head.id);
-          this.sql.exec("UPDATE waits SET tries = 0, next_try_ms = ? WHERE shard = ?", Date.now(), shard);
-        });
-        tries = 0;
+    for (const { shard, tries } of dueShards) {
+      try {
+        await this.sendWaitingTo(name, shard, tries);
+      } catch (e) {
+        // One shard's trouble (a trap, stored parts that do not add up) waits for its own next try.
+        recoverFrom(e);
+        console.error(`log-endpoints: ${name}: the outbox of shard ${shard} paused (${e.message})`);
+        this.putOff(shard, tries);
       }
+    }
+  }
+
+  /** A shard's next try waits twice as long as the last, up to MAX_RETRY_MS. */
+  putOff(shard, tries) {
+    const wait = Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS);
+    this.sql.exec("UPDATE waits SET tries = ?, next_try_ms = ? WHERE shard = ?", tries + 1, Date.now() + wait, shard);
+  }
+
+  /** `sendWaiting` for one shard, whose last `tries` failed. */
+  async sendWaitingTo(name, shard, tries) {
+    for (;;) {
+      const head = this.sql.exec("SELECT id, round, entries, bytes FROM outbox WHERE shard = ? ORDER BY round LIMIT 1", shard).toArray()[0];
+      if (!head) {
+        this.sql.exec("DELETE FROM waits WHERE shard = ?", shard);
+        return;
+      }
+      const bytes = readParts(this.sql, "SELECT body FROM outbox_parts WHERE delivery_id = ? ORDER BY part", [head.id], head.bytes);
+      const sent = await this.deliver(name, head.round, shard, head.entries, bytes);
+      // Rows it handed back go on to their next splits, queued with the head's removal in one transaction:
+      // the shard answers a delivery sent again as it did, so they are queued once.
+      let handedBack = null;
+      let unreadable = false;
+      if (sent.overflow) {
+        try {
+          handedBack = await this.handBack(name, shard, sent.overflow);
+        } catch (e) {
+          if (!isUnreadable(e)) throw e;
+          // Rows handed back that do not read: recorded, and the delivery is done.
+          this.recordRefusal(name, head.round, shard, 0, e.status, `what it handed back does not read: ${e.message}`);
+          unreadable = true;
+        }
+      }
+      // Not taken, or a directory did not register where its rows go: the shard waits.
+      if (sent.retry || (sent.overflow && !handedBack && !unreadable)) {
+        this.putOff(shard, tries);
+        return;
+      }
+      this.ctx.storage.transactionSync(() => {
+        if (handedBack) {
+          this.moveRoutes(handedBack.moved);
+          for (const { shard: to, entries, bytes: body } of handedBack.deliveries) this.queue(handedBack.round, to, entries, body, { failed: false });
+        }
+        this.sql.exec("DELETE FROM outbox_parts WHERE delivery_id = ?", head.id);
+        this.sql.exec("DELETE FROM outbox WHERE id = ?", head.id);
+        this.sql.exec("UPDATE waits SET tries = 0, next_try_ms = ? WHERE shard = ?", Date.now(), shard);
+      });
+      tries = 0;
     }
   }
 

@@ -90,10 +90,10 @@ async function ingest({ files, stream }) {
       }
       // The module keeps the whole entries before a break, in any framing.
       const done = cut ? feed.finishCut() : feed.finish();
-      if (cut) {
-        cut = unpacked === 0
+      if (cut || done.endsEarly) {
+        cut = cut && unpacked === 0
           ? `${file.name} is not valid gzip`
-          : `${file.name} ends early (damaged or cut off gzip); the ${done.entries.toLocaleString("en-US")} whole entries before the break were read`;
+          : `${file.name} ends early (${cut ? "damaged or cut off gzip" : "a JSON array cut off before its end"}); the ${done.entries.toLocaleString("en-US")} whole entries before the break were read`;
       }
       entries += done.entries;
       summary.accepted += done.accepted;
