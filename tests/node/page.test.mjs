@@ -250,12 +250,21 @@ test("a file given again is skipped, not counted twice; Start over empties the p
   await page.setInputFiles("#files", [path.join(dir, "functions.json.gz")]);
   await page.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent));
   assert.match(await page.textContent("#summary"), /3,000 entries loaded .*\(0 edge, 3,000 function rows held\)/);
-  // A damaged saved analysis is refused, and what is held can still be asked.
+  // A damaged saved analysis is refused, named; the other files of the drop
+  // are read, and what is held can still be asked. Two saved analyses in one
+  // drop: the first opens, the second is named as not opened.
   const saved = reference.snapshot();
   writeFileSync(path.join(dir, "broken.logsnap"), saved.subarray(0, saved.length - 10));
-  await page.setInputFiles("#files", [path.join(dir, "broken.logsnap")]);
-  await page.waitForFunction(() => /Could not read the files/.test(document.querySelector("#summary").textContent));
+  writeFileSync(path.join(dir, "edge-only.ndjson"), ndjson(edge.slice(0, 10)));
+  await page.setInputFiles("#files", [path.join(dir, "broken.logsnap"), path.join(dir, "edge-only.ndjson")]);
+  await page.waitForFunction(() => /broken\.logsnap: invalid snapshot/.test(document.querySelector("#summary").textContent));
+  assert.match(await page.textContent("#summary .load-summary"), /10 entries loaded from 2 files .*\(10 edge, 3,000 function rows held\)/);
   assert.equal(await page.isDisabled("#run"), false);
+  writeFileSync(path.join(dir, "first.logsnap"), saved);
+  writeFileSync(path.join(dir, "second.logsnap"), saved);
+  await page.setInputFiles("#files", [path.join(dir, "first.logsnap"), path.join(dir, "second.logsnap")]);
+  await page.waitForFunction(() => /second\.logsnap: not opened: first\.logsnap was/.test(document.querySelector("#summary").textContent));
+  assert.match(await page.textContent("#summary .load-summary"), /Opened the saved analysis first\.logsnap \(3,000 edge, 3,000 function rows held\)/);
 });
 
 test("logs that fill the store (?max-store=MiB): reading stops there, says how far, and what was read is answered", async () => {

@@ -48,19 +48,42 @@ async function isSnapshot(file) {
 
 async function ingest({ files, stream }) {
   await ready();
-  // A saved analysis replaces what is held; logs given with it are added on top.
+  const summary = { accepted: 0, rejected: 0, reasons: [], files: [] };
+  /** A file that could not be read at all: named in the summary, and the others go on. */
+  const unread = (file, why) => {
+    const error = `${file.name}: ${why}`;
+    summary.files.push({ name: file.name, entries: 0, accepted: 0, error });
+    summary.reasons.push(error);
+  };
+  // A saved analysis replaces what is held (one per drop); logs given with it are added on top.
   const snapshots = [];
-  for (const file of files) if (await isSnapshot(file)) snapshots.push(file);
-  for (const file of snapshots) {
-    const restored = LogEndpoints.fromSnapshot(new Uint8Array(await file.arrayBuffer()), OPTIONS);
-    service.free();
-    service = restored;
+  const logs = [];
+  for (const file of files) {
+    try {
+      ((await isSnapshot(file)) ? snapshots : logs).push(file);
+    } catch (e) {
+      unread(file, `cannot be read (a folder?): ${e.message}`);
+    }
   }
-  files = files.filter((f) => !snapshots.includes(f));
+  let opened = null;
+  for (const file of snapshots) {
+    if (opened) {
+      unread(file, `not opened: ${opened.name} was, and one saved analysis opens at a time`);
+      continue;
+    }
+    try {
+      const restored = LogEndpoints.fromSnapshot(new Uint8Array(await file.arrayBuffer()), OPTIONS);
+      service.free();
+      service = restored;
+      opened = file;
+    } catch (e) {
+      unread(file, e.message);
+    }
+  }
+  files = logs;
   const svc = service;
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   const started = performance.now();
-  const summary = { accepted: 0, rejected: 0, reasons: [], files: [] };
   let bytesDone = 0;
   let entries = 0;
   let lastReport = 0;
@@ -121,7 +144,7 @@ async function ingest({ files, stream }) {
   }
   const seconds = (performance.now() - started) / 1000;
   postMessage({ type: "progress", bytes: totalBytes, totalBytes, entries, rate: entries / Math.max(seconds, 1e-3) });
-  for (const file of snapshots) summary.files.push({ name: file.name, snapshot: true });
+  if (opened) summary.files.push({ name: opened.name, snapshot: true });
   return { ...summary, entries, seconds, catalog: svc.catalog(), stats: svc.stats() };
 }
 
