@@ -474,7 +474,7 @@ pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed
     }
     if trimmed.starts_with('{') {
         if let Some(whole) = one_value(trimmed) {
-            return match batch_field(whole) {
+            return match Envelope::read(whole).and_then(|envelope| envelope.batch()) {
                 Some(array) => split_array(array),
                 None => Ok(vec![Framed {
                     text: check_depth(whole),
@@ -540,46 +540,62 @@ fn one_value(text: &str) -> Option<&str> {
         .flatten()
 }
 
-/// The array of an object with a field `batch` that is an array (Logflare
-/// reads such a body as its batch, whatever else the object holds).
-fn batch_field(object: &str) -> Option<&str> {
-    let fields = serde_json::from_str::<crate::json::Fields<&str>>(object).ok()?;
-    fields
-        .0
-        .iter()
-        .find(|(name, value)| *name == "batch" && value.get().starts_with('['))
-        .map(|(_, value)| value.get())
+/// A batch envelope: an object with a field `batch` that is an array, which
+/// Logflare reads as its batch whatever else the object holds, and its other
+/// fields (`logflare-transport-core-js` puts its `source` beside the batch).
+/// Field names are read with their escapes; a name given twice counts as
+/// its last, as in Logflare's JSON parser.
+struct Envelope<'a> {
+    fields: Vec<(Cow<'a, str>, &'a RawValue)>,
 }
 
-/// The string fields of a batch envelope (an object with a `batch` array,
-/// as `logflare-transport-core-js` posts it, its `source` beside the batch):
-/// Logflare reads its parameters from the body as from the query string.
-/// None when the body is no envelope.
+impl<'a> Envelope<'a> {
+    /// `object` as an envelope, if it is one.
+    fn read(object: &'a str) -> Option<Envelope<'a>> {
+        let fields = serde_json::from_str::<crate::json::Fields<Cow<str>>>(object).ok()?.0;
+        let envelope = Envelope { fields };
+        envelope.batch().map(|_| envelope)
+    }
+
+    fn field(&self, name: &str) -> Option<&'a RawValue> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|(field, _)| field == name)
+            .map(|(_, value)| *value)
+    }
+
+    /// The batch array's text.
+    fn batch(&self) -> Option<&'a str> {
+        self.field("batch")
+            .map(RawValue::get)
+            .filter(|value| value.starts_with('['))
+    }
+}
+
+/// The string fields of a body that is a batch envelope (a BOM and white
+/// space before it aside), each name once, with its last value: Logflare
+/// reads its parameters from the body as from the query string. None when
+/// the body is no envelope.
 pub(crate) fn envelope_strings(body: &[u8]) -> Vec<(String, String)> {
     let Some(text) = std::str::from_utf8(body)
         .ok()
-        .map(str::trim_start)
+        .map(|text| text.strip_prefix('\u{feff}').unwrap_or(text).trim_start())
         .filter(|text| text.starts_with('{'))
     else {
         return Vec::new();
     };
-    let Ok(fields) = serde_json::from_str::<crate::json::Fields<Cow<str>>>(text) else {
+    let Some(envelope) = Envelope::read(text) else {
         return Vec::new();
     };
-    if !fields
-        .0
-        .iter()
-        .any(|(field, value)| field == "batch" && value.get().starts_with('['))
-    {
-        return Vec::new();
+    let mut strings: Vec<(String, String)> = Vec::new();
+    for (name, value) in &envelope.fields {
+        strings.retain(|(seen, _)| seen != name);
+        if let Ok(text) = serde_json::from_str::<String>(value.get()) {
+            strings.push((name.to_string(), text));
+        }
     }
-    fields
-        .0
-        .into_iter()
-        .filter_map(|(field, value)| {
-            Some((field.into_owned(), serde_json::from_str(value.get()).ok()?))
-        })
-        .collect()
+    strings
 }
 
 /// A batch's entries as framed, once the batch as a whole passes the limits

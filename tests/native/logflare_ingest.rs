@@ -398,6 +398,9 @@ fn the_source_wherever_logflare_clients_name_it() {
         ("/logs", batch, Some("h"), "body-name"),
         ("/logs", r#"{"source": "entry-field"}"#, Some("h"), "h"),
         ("/logs", r#"{"source": "", "batch": [{}]}"#, Some("h"), "h"),
+        // A BOM before the envelope; a name given twice counts as its last.
+        ("/logs", "\u{feff} {\"batch\": [{}], \"source\": \"bom\"}", None, "bom"),
+        ("/logs", r#"{"batch": [{}], "source": "first", "source": "last"}"#, None, "last"),
     ] {
         let mut request = vector_post(path);
         request.source = header.map(str::to_owned);
@@ -407,6 +410,13 @@ fn the_source_wherever_logflare_clients_name_it() {
             "{path} {body} {header:?}"
         );
     }
+    // Escaped field names read as written, for the batch and its source alike:
+    // both entries of the batch are kept (not the envelope as one entry).
+    let escaped = r#"{"b\u0061tch": [{"event_message": "a"}, {"event_message": "b"}], "sourc\u0065": "esc"}"#;
+    let prepared = svc.prepare_request(&vector_post("/logs"), escaped.as_bytes(), NOW).unwrap();
+    let mut one = service_with_ingest_key();
+    one.ingest_record(&prepared.record).unwrap();
+    assert_eq!(one.stats().other_sources.get("esc"), Some(&2));
     let mut by_collection = vector_post("/api/logs");
     by_collection.collection = Some("x".into());
     assert_eq!(
