@@ -19,15 +19,16 @@ export function* partsOf(sql, query, bindings) {
   for (const row of sql.exec(query, ...bindings)) yield new Uint8Array(row.body);
 }
 
-/** The parts a query selects, joined: `bytes` long. */
+/** The parts a query selects, joined: `bytes` long. Parts that do not add up throw as the core's unreadable bytes do (`code`). */
 export function readParts(sql, query, bindings, bytes) {
   const body = new Uint8Array(bytes);
   let at = 0;
+  const unreadable = (what) => Object.assign(new Error(`stored parts hold ${what}`), { code: "unreadable_batch" });
   for (const part of partsOf(sql, query, bindings)) {
-    if (at + part.byteLength > bytes) throw new Error(`stored parts hold more than ${bytes} bytes`);
+    if (at + part.byteLength > bytes) throw unreadable(`more than ${bytes} bytes`);
     body.set(part, at);
     at += part.byteLength;
   }
-  if (at !== bytes) throw new Error(`stored parts hold ${at} bytes, not ${bytes}`);
+  if (at !== bytes) throw unreadable(`${at} bytes, not ${bytes}`);
   return body;
 }

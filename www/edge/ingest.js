@@ -86,8 +86,10 @@ export class IngestObject {
     this.sql.exec("CREATE TABLE IF NOT EXISTS waits (shard TEXT PRIMARY KEY, tries INTEGER NOT NULL, next_try_ms INTEGER NOT NULL)");
     // Kept batches that no longer read, with their parts (in batch_parts), for someone to look at.
     this.sql.exec("CREATE TABLE IF NOT EXISTS set_aside (id INTEGER PRIMARY KEY, key TEXT NOT NULL, received_ms INTEGER NOT NULL, bytes INTEGER NOT NULL, shards INTEGER NOT NULL)");
-    // Rounds tried before: sent again, a round must not leave a delivery to the outbox (below).
-    this.sql.exec("CREATE TABLE IF NOT EXISTS round_tries (round INTEGER PRIMARY KEY)");
+    // What each shard answered to the round under way (the rows it handed back, in parts):
+    // a round sent again takes these answers rather than asking those shards again.
+    this.sql.exec("CREATE TABLE IF NOT EXISTS round_answers (round INTEGER NOT NULL, shard TEXT NOT NULL, overflow_bytes INTEGER NOT NULL, PRIMARY KEY (round, shard))");
+    this.sql.exec("CREATE TABLE IF NOT EXISTS round_answer_parts (round INTEGER NOT NULL, shard TEXT NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (round, shard, part))");
     this.seen = new SeenBatches(this.sql);
     // Kept batches always have a distribution to come: an eviction between
     // keeping a batch and arming the alarm (whose resend is then answered as
@@ -173,9 +175,12 @@ export class IngestObject {
       // round numbers after it, which only a round not yet begun may have.
       const open = this.sql.exec("SELECT round, first_batch, last_batch FROM rounds").toArray()[0];
       if (open && !(await this.distribute(name, open))) throw new Error(`round ${open.round} did not finish`);
+      // Between rounds (none is under way there), the outbox: under steady
+      // ingest, rounds follow one another within one alarm.
       await this.sendWaiting(name);
       for (let round = this.openRound(); round; round = this.openRound()) {
         if (!(await this.distribute(name, round))) throw new Error(`round ${round.round} did not finish`);
+        await this.sendWaiting(name);
       }
     } catch (e) {
       // After a trap the engine is replaced, and the next try starts afresh.
@@ -212,25 +217,33 @@ export class IngestObject {
   }
 
   /**
-   * The records that read, the others set aside: a kept batch that does not
-   * (damaged storage, a format this build does not read) is logged, recorded
-   * in `refused` and moved to `set_aside` (its parts stay), rather than
-   * stopping its partition for good.
+   * The records that read (of `kept`: `[{ batch, record }]`), the others set
+   * aside (`setAside`).
    */
-  setAsideUnreadable(name, round, kept, records, routes) {
-    return records.filter((record, i) => {
+  setAsideUnreadable(name, round, kept) {
+    const readable = [];
+    for (const { batch, record } of kept) {
       try {
-        LogEndpoints.coalesce(name, round, [record], routes).free();
-        return true;
+        LogEndpoints.coalesce(name, round, [record], []).free();
+        readable.push(record);
       } catch (e) {
         if (!isUnreadable(e)) throw e;
-        this.ctx.storage.transactionSync(() => {
-          this.recordRefusal(name, round, `kept batch ${kept[i].id}`, 0, e.status, e.message);
-          this.sql.exec("INSERT OR REPLACE INTO set_aside SELECT * FROM batches WHERE id = ?", kept[i].id);
-          this.sql.exec("DELETE FROM batches WHERE id = ?", kept[i].id);
-        });
-        return false;
+        this.setAside(name, round, batch, e);
       }
+    }
+    return readable;
+  }
+
+  /**
+   * A kept batch that does not read (damaged storage, a format this build
+   * does not read), rather than stopping its partition for good: logged,
+   * recorded in `refused` and moved to `set_aside` (its parts stay).
+   */
+  setAside(name, round, batch, e) {
+    this.ctx.storage.transactionSync(() => {
+      this.recordRefusal(name, round, `kept batch ${batch.id}`, 0, e.status ?? 0, e.message);
+      this.sql.exec("INSERT OR REPLACE INTO set_aside SELECT * FROM batches WHERE id = ?", batch.id);
+      this.sql.exec("DELETE FROM batches WHERE id = ?", batch.id);
     });
   }
 
@@ -253,26 +266,26 @@ export class IngestObject {
    * the outbox. Whether it finished (false: a directory did not register it).
    */
   async distribute(name, { round, first_batch: first, last_batch: last }) {
-    const kept = this.sql.exec("SELECT id, bytes FROM batches WHERE id BETWEEN ? AND ? ORDER BY id", first, last).toArray();
-    const records = kept.map((batch) => readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes));
     const routes = this.routes();
-    const moved = [];
-    // Sent again (after a restart, or a registration that failed), a round may
-    // have had rows handed back and sent on already: a shard's stored answer
-    // would hand them back again later, from the outbox, under a new number
-    // the splits apply a second time. So a round sent again finishes only
-    // once every shard that is not waiting takes its part.
-    const again = this.sql.exec("SELECT count(*) AS n FROM round_tries WHERE round = ?", round).one().n > 0;
-    if (!again) this.sql.exec("INSERT INTO round_tries (round) VALUES (?)", round);
+    const kept = [];
+    for (const batch of this.sql.exec("SELECT id, bytes FROM batches WHERE id BETWEEN ? AND ? ORDER BY id", first, last).toArray()) {
+      try {
+        kept.push({ batch, record: readParts(this.sql, "SELECT body FROM batch_parts WHERE batch_id = ? ORDER BY part", [batch.id], batch.bytes) });
+      } catch (e) {
+        if (!isUnreadable(e)) throw e;
+        this.setAside(name, round, batch, e);
+      }
+    }
     let work;
     try {
-      work = LogEndpoints.coalesce(name, round, records, routes);
+      work = LogEndpoints.coalesce(name, round, kept.map((k) => k.record), routes);
     } catch (e) {
       if (!isUnreadable(e)) throw e;
-      work = LogEndpoints.coalesce(name, round, this.setAsideUnreadable(name, round, kept, records, routes), routes);
+      work = LogEndpoints.coalesce(name, round, this.setAsideUnreadable(name, round, kept), routes);
     }
+    const moved = [];
     while (work) {
-      const overflows = await this.send(name, round, work, { again });
+      const overflows = await this.send(name, round, work);
       if (!overflows) return false;
       // What full shards handed back goes on, each project's rows to its next
       // split: one round for the whole wave (the core merges it, so no split
@@ -289,7 +302,8 @@ export class IngestObject {
       this.sql.exec("DELETE FROM batch_parts WHERE batch_id BETWEEN ? AND ?", first, last);
       this.sql.exec("DELETE FROM batches WHERE id BETWEEN ? AND ?", first, last);
       this.sql.exec("DELETE FROM rounds WHERE round = ?", round);
-      this.sql.exec("DELETE FROM round_tries WHERE round = ?", round);
+      this.sql.exec("DELETE FROM round_answers WHERE round = ?", round);
+      this.sql.exec("DELETE FROM round_answer_parts WHERE round = ?", round);
     });
     return true;
   }
@@ -297,25 +311,48 @@ export class IngestObject {
   /**
    * Sends a `Round`'s work (freed here): registrations first, then
    * deliveries, each to its shard or, when the shard does not take it or
-   * still has deliveries waiting, to the outbox (`again`: a round sent
-   * again leaves none there, see `distribute`). The rows full shards
-   * handed back (`[{ shard, overflow }]`), or null when a directory or (a
-   * round sent again) a shard must be tried again.
+   * still has deliveries waiting, to the outbox. A shard's answer is
+   * recorded before the rows it handed back go on: a round sent again takes
+   * the recorded answers, so rows handed back go on once, and a shard with
+   * no recorded answer never had rows of this round sent on (to the outbox
+   * with it, its stored answer hands them back once). The rows full shards
+   * handed back (`[{ shard, overflow }]`), or null when a directory or this
+   * partition's storage must be tried again.
    */
-  async send(name, round, work, { again }) {
+  async send(name, round, work) {
     const registered = await this.register(name, round, work);
     if (!registered) return null;
     const overflows = [];
+    // No task throws: a wave's deliveries all end before the round goes on or gives up.
     const taken = await inWaves(registered.deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
-      if (this.isWaiting(shard)) {
-        this.enqueue(round, shard, entries, bytes, { failed: false });
+      try {
+        const answered = this.sql.exec("SELECT overflow_bytes FROM round_answers WHERE round = ? AND shard = ?", round, shard).toArray()[0];
+        if (answered) {
+          if (answered.overflow_bytes > 0) {
+            overflows.push({ shard, overflow: readParts(this.sql, "SELECT body FROM round_answer_parts WHERE round = ? AND shard = ? ORDER BY part", [round, shard], answered.overflow_bytes) });
+          }
+          return true;
+        }
+        if (this.isWaiting(shard)) {
+          this.enqueue(round, shard, entries, bytes, { failed: false });
+          return true;
+        }
+        const sent = await this.deliver(name, round, shard, entries, bytes);
+        if (sent.retry) {
+          this.enqueue(round, shard, entries, bytes, { failed: true });
+          return true;
+        }
+        const overflow = sent.overflow ?? new Uint8Array(0);
+        this.ctx.storage.transactionSync(() => {
+          this.sql.exec("INSERT OR REPLACE INTO round_answers (round, shard, overflow_bytes) VALUES (?, ?, ?)", round, shard, overflow.byteLength);
+          writeParts(overflow, (part, body) => this.sql.exec("INSERT OR REPLACE INTO round_answer_parts (round, shard, part, body) VALUES (?, ?, ?, ?)", round, shard, part, body));
+        });
+        if (sent.overflow) overflows.push({ shard, overflow: sent.overflow });
         return true;
+      } catch (e) {
+        console.error(`log-endpoints: ${name} round ${round}: shard ${shard}'s delivery could not be kept track of (${e.message}); the round is sent again`);
+        return false;
       }
-      const sent = await this.deliver(name, round, shard, entries, bytes);
-      if (sent.retry && again) return false;
-      if (sent.retry) this.enqueue(round, shard, entries, bytes, { failed: true });
-      else if (sent.overflow) overflows.push({ shard, overflow: sent.overflow });
-      return true;
     });
     return taken.every(Boolean) ? overflows : null;
   }
@@ -359,7 +396,7 @@ export class IngestObject {
         if (overflowEntries > 0) overflow = new Uint8Array(await res.arrayBuffer());
         else await res.body?.cancel();
         if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
-        return overflow ? { overflow } : {};
+        return overflow ? { overflow, overflowEntries } : {};
       }
     } catch (e) {
       console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not answer (${e.message}); its deliveries wait`);
@@ -429,7 +466,19 @@ export class IngestObject {
         this.sql.exec("DELETE FROM waits WHERE shard = ?", shard);
         return;
       }
-      const bytes = readParts(this.sql, "SELECT body FROM outbox_parts WHERE delivery_id = ? ORDER BY part", [head.id], head.bytes);
+      let bytes;
+      try {
+        bytes = readParts(this.sql, "SELECT body FROM outbox_parts WHERE delivery_id = ? ORDER BY part", [head.id], head.bytes);
+      } catch (e) {
+        if (!isUnreadable(e)) throw e;
+        // A waiting delivery whose parts do not add up is recorded and dropped, not retried for good.
+        this.ctx.storage.transactionSync(() => {
+          this.recordRefusal(name, head.round, `${shard} (outbox)`, head.entries, 0, e.message);
+          this.sql.exec("DELETE FROM outbox_parts WHERE delivery_id = ?", head.id);
+          this.sql.exec("DELETE FROM outbox WHERE id = ?", head.id);
+        });
+        continue;
+      }
       const sent = await this.deliver(name, head.round, shard, head.entries, bytes);
       // Rows it handed back go on to their next splits, queued with the head's removal in one transaction:
       // the shard answers a delivery sent again as it did, so they are queued once.
@@ -441,7 +490,7 @@ export class IngestObject {
         } catch (e) {
           if (!isUnreadable(e)) throw e;
           // Rows handed back that do not read: recorded, and the delivery is done.
-          this.recordRefusal(name, head.round, shard, 0, e.status, `what it handed back does not read: ${e.message}`);
+          this.recordRefusal(name, head.round, `${shard} (handed back)`, sent.overflowEntries, e.status, `what it handed back does not read: ${e.message}`);
           unreadable = true;
         }
       }
