@@ -386,9 +386,9 @@ async function main(argv) {
   for (const [at, file] of files.entries()) {
     if (await ingestFile(svc, file, options.stream, totals)) continue;
     const unread = files.length - at - 1;
-    const limit = svc.stats().storeBytes;
+    const held = svc.stats().storeBytes;
     process.stderr.write(
-      `warning: the logs fill the store (${Math.round(limit / 1048576)} MiB held; raise it with --max-store) after ${plural(totals.full.entries, "entry", "entries")} of ${totals.full.file}; ` +
+      `warning: the logs fill the store (${Math.round(held / 1048576)} MiB held; raise it with --max-store) after ${plural(totals.full.entries, "entry", "entries")} of ${totals.full.file}; ` +
         `the rest of it${unread ? ` and ${plural(unread, "later file", "later files")}` : ""} ${unread ? "were" : "was"} not read, and the answer covers what was\n`,
     );
     break;

@@ -272,7 +272,8 @@ impl LogFeed {
                             self.add(service, entry.get().as_bytes())?;
                         }
                     }
-                    Err(e) if !split_at_end && !e.is_eof() => {
+                    // A syntax error before the end is a broken file, cut or not.
+                    Err(e) if !e.is_eof() => {
                         return Err(Error::UnreadableFile {
                             reason: format!("{} is not a valid JSON array ({e})", self.source),
                         });
@@ -865,6 +866,36 @@ mod tests {
         let spaced = "timestamp, id ,project\n1795177796000000,e1,p\n";
         let (report, _) = feed_in_pieces(spaced, 5, 64);
         assert_eq!(report.report.accepted, 1, "{report:?}");
+    }
+
+    /// A plain array cut inside a character (a multi-byte one split) reads
+    /// as cut there; a syntax error before the cut is still a broken file.
+    #[test]
+    fn an_array_cut_inside_a_character_reads_as_cut() {
+        let entry = |id: &str, message: &str| {
+            format!(
+                r#"{{"id":"{id}","timestamp":1795177796000000,"project":"p","event_message":"{message}"}}"#
+            )
+        };
+        let text = format!("[{},\n{}]", entry("a", "ok"), entry("b", "café"));
+        let cut = text.find('é').unwrap() + 1;
+        let finish = |bytes: &[u8]| {
+            let mut svc = service();
+            let mut feeder = LogFeed::new(None, "x.json", 1 << 20).unwrap();
+            feeder.push(&mut svc, bytes).unwrap();
+            feeder
+                .finish(&mut svc)
+                .map(|r| (r.report.accepted, r.ends_early))
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(finish(&text.as_bytes()[..cut]), Ok((1, true)));
+        let broken = format!("[{}}},\n{}]", entry("a", "ok"), entry("b", "café"));
+        let cut = broken.find('é').unwrap() + 1;
+        let refused = finish(&broken.as_bytes()[..cut]).unwrap_err();
+        assert!(
+            refused.contains("x.json is not a valid JSON array"),
+            "{refused}"
+        );
     }
 
     #[test]

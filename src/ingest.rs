@@ -318,7 +318,9 @@ impl fmt::Display for RejectReason {
             ),
             RejectReason::TimestampOutOfRange(text) => write!(
                 f,
-                "invalid `timestamp`: {text} is outside the supported range (years 1 to 9999)"
+                "invalid `timestamp`: {text} is outside the times kept ({} to {})",
+                timestamp::format_rfc3339(timestamp::MIN_ENTRY_MICROS),
+                timestamp::format_rfc3339(timestamp::MAX_ENTRY_MICROS)
             ),
             RejectReason::TimestampNotKept { text, late: true } => write!(
                 f,
@@ -552,7 +554,9 @@ struct Envelope<'a> {
 impl<'a> Envelope<'a> {
     /// `object` as an envelope, if it is one.
     fn read(object: &'a str) -> Option<Envelope<'a>> {
-        let fields = serde_json::from_str::<crate::json::Fields<Cow<str>>>(object).ok()?.0;
+        let fields = serde_json::from_str::<crate::json::Fields<Cow<str>>>(object)
+            .ok()?
+            .0;
         let envelope = Envelope { fields };
         envelope.batch().map(|_| envelope)
     }
@@ -1194,8 +1198,8 @@ mod tests {
             );
         }
         assert_eq!(
-            timestamp::MAX_ENTRY_MICROS as f64 as i64,
-            timestamp::MAX_ENTRY_MICROS
+            read_timestamp(r#""1684-07-28T00:12:25.259009Z""#),
+            Ok(timestamp::MIN_ENTRY_MICROS)
         );
     }
 
@@ -1206,10 +1210,7 @@ mod tests {
             (r#"{"timestamp":1}"#, "missing `id`"),
             (r#"{"id":"a"}"#, "missing `timestamp`"),
             (r#"{"id":"a","timestamp":"soon"}"#, "invalid `timestamp`"),
-            (
-                r#"{"id":"a","timestamp":1e300}"#,
-                "outside the supported range",
-            ),
+            (r#"{"id":"a","timestamp":1e300}"#, "outside the times kept"),
             (
                 r#"{"id":"a","timestamp":9007199254740992}"#,
                 "is after 2255-06-05T23:47:34.740991Z",

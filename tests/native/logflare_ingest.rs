@@ -172,6 +172,11 @@ fn other_sources_are_kept_under_their_name_and_counted() {
             "my.own.source",
             json!({"msg": "any shape at all", "timestamp": "not a time"}),
         ),
+        // A time past what a JS number holds: the time of receipt, as a time that does not read.
+        (
+            "far.future.source",
+            json!({"msg": "never", "timestamp": "9999-12-31"}),
+        ),
     ];
     for (source, entry) in &sources {
         let request = vector_post(&format!("/api/logs?source_name={source}"));
@@ -399,8 +404,18 @@ fn the_source_wherever_logflare_clients_name_it() {
         ("/logs", r#"{"source": "entry-field"}"#, Some("h"), "h"),
         ("/logs", r#"{"source": "", "batch": [{}]}"#, Some("h"), "h"),
         // A BOM before the envelope; a name given twice counts as its last.
-        ("/logs", "\u{feff} {\"batch\": [{}], \"source\": \"bom\"}", None, "bom"),
-        ("/logs", r#"{"batch": [{}], "source": "first", "source": "last"}"#, None, "last"),
+        (
+            "/logs",
+            "\u{feff} {\"batch\": [{}], \"source\": \"bom\"}",
+            None,
+            "bom",
+        ),
+        (
+            "/logs",
+            r#"{"batch": [{}], "source": "first", "source": "last"}"#,
+            None,
+            "last",
+        ),
     ] {
         let mut request = vector_post(path);
         request.source = header.map(str::to_owned);
@@ -412,8 +427,11 @@ fn the_source_wherever_logflare_clients_name_it() {
     }
     // Escaped field names read as written, for the batch and its source alike:
     // both entries of the batch are kept (not the envelope as one entry).
-    let escaped = r#"{"b\u0061tch": [{"event_message": "a"}, {"event_message": "b"}], "sourc\u0065": "esc"}"#;
-    let prepared = svc.prepare_request(&vector_post("/logs"), escaped.as_bytes(), NOW).unwrap();
+    let escaped =
+        r#"{"b\u0061tch": [{"event_message": "a"}, {"event_message": "b"}], "sourc\u0065": "esc"}"#;
+    let prepared = svc
+        .prepare_request(&vector_post("/logs"), escaped.as_bytes(), NOW)
+        .unwrap();
     let mut one = service_with_ingest_key();
     one.ingest_record(&prepared.record).unwrap();
     assert_eq!(one.stats().other_sources.get("esc"), Some(&2));

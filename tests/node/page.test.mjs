@@ -282,6 +282,19 @@ test("logs that fill the store (?max-store=MiB): reading stops there, says how f
   } finally {
     await small.close();
   }
+  // A setting the module cannot use is said, and the default applies.
+  const odd = await browser.newPage();
+  try {
+    await odd.goto(`${site.url}?max-store=99999`);
+    await odd.waitForFunction(() => window.logEndpointsPage?.ready);
+    await odd.setInputFiles("#files", [path.join(dir, "functions.json.gz")]);
+    await odd.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent));
+    const summary = await odd.textContent("#summary");
+    assert.match(summary, /\?max-store=99999 is not used/);
+    assert.match(summary, /3,000 entries loaded/);
+  } finally {
+    await odd.close();
+  }
 });
 
 test("a cut-off gzip keeps the whole entries before the cut and says where it ended, NDJSON or a JSON array", async () => {

@@ -3,14 +3,26 @@
 import { init, LogEndpoints, LogFeed } from "./pkg/web.js";
 
 const KEY = "page";
-/** The service's options: the page's `?max-store=MiB` as the store's budget, when it is a whole number. */
-const maxStoreMiB = Number(new URL(self.location.href).searchParams.get("max-store") ?? NaN);
-const OPTIONS = { apiKeys: [KEY], ...(Number.isInteger(maxStoreMiB) && maxStoreMiB > 0 && { limits: { maxStoreBytes: maxStoreMiB * 1048576 } }) };
+/** The page's `?max-store=MiB`, as given (the module says whether it can be used). */
+const maxStoreSetting = new URL(self.location.href).searchParams.get("max-store");
+let OPTIONS = { apiKeys: [KEY] };
+/** Why `?max-store` was not used, said with the next summary. */
+let settingProblem = null;
 let service;
 
 async function ready() {
   if (!service) {
     await init();
+    if (maxStoreSetting !== null) {
+      const mib = Number(maxStoreSetting);
+      const options = { ...OPTIONS, limits: { maxStoreBytes: Number.isInteger(mib) && mib > 0 ? mib * 1048576 : NaN } };
+      try {
+        new LogEndpoints(options).free();
+        OPTIONS = options;
+      } catch (e) {
+        settingProblem = `?max-store=${maxStoreSetting} is not used (a whole number of MiB the store can hold: ${e.message}); the default applies`;
+      }
+    }
     service = new LogEndpoints(OPTIONS);
   }
   return service;
@@ -48,7 +60,8 @@ async function isSnapshot(file) {
 
 async function ingest({ files, stream }) {
   await ready();
-  const summary = { accepted: 0, rejected: 0, reasons: [], files: [] };
+  const summary = { accepted: 0, rejected: 0, reasons: settingProblem ? [settingProblem] : [], files: [] };
+  settingProblem = null;
   /** A file that could not be read at all: named in the summary, and the others go on. */
   const unread = (file, why) => {
     const error = `${file.name}: ${why}`;
