@@ -542,6 +542,13 @@ test("one busy project-day outgrows its store: it splits across objects by size,
     const shardNamespace = await worker.getDurableObjectNamespace("SHARD");
     const firstSplit = shardNamespace.get(shardNamespace.idFromName(`2026-11-20/p/${busy}/1`));
     await firstSplit.fetch("https://shard.internal/test/fail-storage?times=1000000", { method: "POST" });
+    // Every directory partition fails a few registrations along the way: a
+    // round whose later wave cannot register is sent again, and takes the
+    // answers its shards gave (their handed-back rows) instead of asking again.
+    const directories = await worker.getDurableObjectNamespace("DIRECTORY");
+    for (const name of LogEndpoints.directoryNames()) {
+      await directories.get(directories.idFromName(name)).fetch("https://directory.internal/test/fail-register?after=3&times=2", { method: "POST" });
+    }
     for (const stream of ["edge_logs", "function_edge_logs"]) {
       const mine = entries.filter(([s]) => s === stream).map(([, e]) => e);
       for (let at = 0; at < mine.length; at += 500) {

@@ -14,6 +14,8 @@
 // - a shard's POST /test/trap-next-replay: the next stored batch it replays traps (kept alike);
 // - an ingest partition's POST /test/hold: it keeps batches and distributes
 //   nothing until the runtime restarts (the hold lives in memory only);
+// - a directory partition's POST /test/fail-register?after=K&times=N: after K more
+//   registrations it takes, it answers the next N with 503 (in memory only);
 // - an ingest partition's POST /test/damage-kept: the first byte of each batch it keeps flipped;
 // - an ingest partition's POST /test/release: a hold ends, and distribution starts;
 // - an ingest partition's POST /test/forget-alarm: its alarm deleted, as an eviction
@@ -61,6 +63,22 @@ class TestFront extends Front {
 export class DirectoryObject extends ProductDirectory {
   forwardHeaders(request) {
     return hooksOf(request);
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    if (url.pathname === "/test/fail-register") {
+      this.registerFailures = { after: Number(url.searchParams.get("after") ?? 0), times: Number(url.searchParams.get("times") ?? 1) };
+      return Response.json(this.registerFailures);
+    }
+    if (url.pathname === "/register" && this.registerFailures) {
+      if (this.registerFailures.after > 0) this.registerFailures.after--;
+      else if (this.registerFailures.times > 0) {
+        this.registerFailures.times--;
+        return Response.json({ error: { code: "unavailable", message: "register failed (simulated by /test/fail-register)" } }, { status: 503 });
+      }
+    }
+    return super.fetch(request);
   }
 }
 
