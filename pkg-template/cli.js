@@ -217,6 +217,7 @@ async function ingestFile(svc, file, forcedStream, totals) {
         bytesRead += chunk.length;
         feed.push(chunk);
         progress.update(fileRead, feed.entries);
+        if (feed.storeFull) break;
       }
     } catch (e) {
       const gzipBroke = e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR";
@@ -233,14 +234,10 @@ async function ingestFile(svc, file, forcedStream, totals) {
     totals.accepted += done.accepted;
     totals.rejected += done.rejectedTotal;
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
-    return true;
+    totals.full = done.storeFull;
+    return !done.storeFull;
   } catch (e) {
     if (e instanceof InputError) throw e;
-    if (e.code === "store_full") {
-      totals.accepted += feed.accepted;
-      totals.full = { file: name, entries: feed.accepted };
-      return false;
-    }
     if (typeof e.code === "string" && e.syscall) throw unreadable(name, e);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.
     if (typeof e.status === "number") throw new InputError(e.message);
@@ -386,11 +383,7 @@ async function main(argv) {
   for (const [at, file] of files.entries()) {
     if (await ingestFile(svc, file, options.stream, totals)) continue;
     const unread = files.length - at - 1;
-    const held = svc.stats().storeBytes;
-    process.stderr.write(
-      `warning: the logs fill the store (${Math.round(held / 1048576)} MiB held; raise it with --max-store) after ${plural(totals.full.entries, "entry", "entries")} of ${totals.full.file}; ` +
-        `the rest of it${unread ? ` and ${plural(unread, "later file", "later files")}` : ""} ${unread ? "were" : "was"} not read, and the answer covers what was\n`,
-    );
+    process.stderr.write(`warning: ${totals.full}${unread ? `, nor ${plural(unread, "later file", "later files")}` : ""}; the answer covers what was read (--max-store raises the store's size)\n`);
     break;
   }
   if (totals.rejected > 0) {

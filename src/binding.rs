@@ -96,6 +96,8 @@ export interface FeedReport extends IngestReport {
   entries: number;
   /** The input ended inside an entry (`finishCut`, or a JSON array that stops before its `]`): the whole entries before the end were read. */
   endsEarly: boolean;
+  /** Why reading stopped early: the store filled (`limits.maxStoreBytes`); what was read is kept. Null otherwise. */
+  storeFull: string | null;
 }
 export interface Constants {
   /** Longest retention of any tier, in days: older stored logs are never read. */
@@ -1578,6 +1580,13 @@ impl JsLogFeed {
     #[wasm_bindgen(getter)]
     pub fn accepted(&self) -> usize {
         self.feed.accepted()
+    }
+
+    /// Why reading stopped (the store filled), once it has; else null. The
+    /// rest of the input need not be read: `push` takes no more of it.
+    #[wasm_bindgen(getter, js_name = storeFull)]
+    pub fn store_full(&self) -> Option<String> {
+        self.feed.store_full().map(str::to_owned)
     }
 }
 

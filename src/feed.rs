@@ -58,6 +58,9 @@ pub struct FeedReport {
     /// The input ended inside an entry (`finish_cut`, or a JSON array that
     /// stops before its `]`): the whole entries before the end were read.
     pub ends_early: bool,
+    /// Why reading stopped early: the store filled. The entries read until
+    /// then are kept and answered; the rest of the input is not read.
+    pub store_full: Option<String>,
 }
 
 /// How the input is framed, once its first non-blank byte is seen.
@@ -110,6 +113,7 @@ impl LogFeed {
                 entries: 0,
                 report: IngestReport::new(REPORTED_REASONS),
                 ends_early: false,
+                store_full: None,
             },
             finished: false,
         })
@@ -135,9 +139,18 @@ impl LogFeed {
         self.report.report.accepted
     }
 
-    /// Adds the next piece of input (any split, even inside a line or a character).
+    /// Why reading stopped (the store filled), once it has.
+    pub fn store_full(&self) -> Option<&str> {
+        self.report.store_full.as_deref()
+    }
+
+    /// Adds the next piece of input (any split, even inside a line or a
+    /// character); once the store is full (`store_full`), the rest is not read.
     pub fn push(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
         self.refuse_if_finished()?;
+        if self.report.store_full.is_some() {
+            return Ok(());
+        }
         if let Framing::Undecided = self.framing {
             // The framing is decided on the first non-blank bytes: `[` or `{` at
             // once, anything else (a CSV header?) once its line is whole. Only
@@ -339,6 +352,9 @@ impl LogFeed {
     }
 
     fn add(&mut self, service: &mut LogEndpoints, entry: &[u8]) -> Result<()> {
+        if self.report.store_full.is_some() {
+            return Ok(());
+        }
         let array = self.arrays;
         let stream = self.forced.unwrap_or_else(|| detect_stream(entry));
         self.report.entries += 1;
@@ -430,14 +446,29 @@ impl LogFeed {
             received_at: None,
         };
         let source = Source::stream(stream.name())?;
-        let report = service
-            .ingest_source(&source, form, &text)
-            .map_err(|e| match e {
-                Error::UnreadableBatch { reason } => Error::UnreadableFile {
+        let report = match service.ingest_source(&source, form, &text) {
+            Ok(report) => report,
+            // A full store ends the reading: what was read is kept and
+            // answered (this batch, refused whole, is not), and the report says so.
+            Err(Error::StoreFull { used, budget, .. }) => {
+                self.report.store_full.get_or_insert_with(|| {
+                    format!(
+                        "the store is full ({:.1} of its {:.1} MiB held; limits.maxStoreBytes) after {} entries of {}: the rest of it was not read",
+                        used as f64 / 1048576.0,
+                        budget as f64 / 1048576.0,
+                        self.report.report.accepted,
+                        self.source
+                    )
+                });
+                return Ok(());
+            }
+            Err(Error::UnreadableBatch { reason }) => {
+                return Err(Error::UnreadableFile {
                     reason: format!("{}: {reason}", self.source),
-                },
-                other => other,
-            })?;
+                })
+            }
+            Err(other) => return Err(other),
+        };
         let mut renamed = IngestReport::new(0);
         renamed.accepted = report.accepted;
         renamed.newest_timestamp = report.newest_timestamp;
@@ -550,6 +581,50 @@ mod tests {
 
     /// A snapshot or a gzip stream fed as logs is refused saying what it is,
     /// however the bytes are split.
+    /// A store that fills while a file is fed: the entries read until then
+    /// are kept and answered, the feed takes no more, and its report says why
+    /// it stopped (it threw, losing the report, and the other stream's batch).
+    #[test]
+    fn a_store_that_fills_ends_the_reading_and_keeps_what_was_read() {
+        let mut svc = LogEndpoints::new(Config {
+            api_keys: vec![ApiKey::new("k").unwrap()],
+            limits: crate::Limits {
+                max_store_bytes: 1 << 20,
+                ..crate::Limits::default()
+            },
+            ..Config::default()
+        });
+        let mut feeder = LogFeed::new(None, "big.ndjson", 1 << 20).unwrap();
+        let mut lines = String::new();
+        for i in 0..40_000 {
+            let entry = if i % 4 == 0 { FUNCTION } else { EDGE };
+            lines.push_str(
+                &entry
+                    .replace("\"e1\"", &format!("\"e{i}\""))
+                    .replace("\"f1\"", &format!("\"f{i}\"")),
+            );
+            lines.push('\n');
+        }
+        for piece in lines.as_bytes().chunks(64 << 10) {
+            feeder.push(&mut svc, piece).unwrap();
+        }
+        assert!(feeder.store_full().is_some());
+        let report = feeder.finish(&mut svc).unwrap();
+        let stats = svc.stats();
+        assert_eq!(
+            report.report.accepted,
+            stats.edge_entries + stats.function_rows
+        );
+        assert!(report.report.accepted > 0 && report.entries < 40_000);
+        let why = report.store_full.unwrap_or_default();
+        assert!(
+            why.starts_with("the store is full (")
+                && why.contains("MiB held; limits.maxStoreBytes) after ")
+                && why.ends_with(" entries of big.ndjson: the rest of it was not read"),
+            "{why}"
+        );
+    }
+
     #[test]
     fn a_snapshot_or_gzip_given_as_logs_is_named() {
         let mut svc = service();

@@ -286,11 +286,11 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   writeFileSync(path.join(dir, "big.ndjson"), ndjson([...generate({ stream: "edge_logs", count: 20_000, endMs: NOW, spanMs: 3 * 3600e3 })]));
   const filled = cli("query", "usage.api-requests-count", "--logs", "big.ndjson", "--logs", "edge.ndjson", "--max-store", "1", "--param", `project=${project}`);
   assert.equal(filled.status, 0, filled.stderr);
-  assert.match(filled.stderr, /warning: the logs fill the store \(\d+ MiB held; raise it with --max-store\) after [\d,]+ entries of big\.ndjson; the rest of it and 1 later file were not read, and the answer covers what was\n/);
+  assert.match(filled.stderr, /warning: the store is full \([\d.]+ of its 1\.0 MiB held; limits\.maxStoreBytes\) after \d+ entries of big\.ndjson: the rest of it was not read, nor 1 later file; the answer covers what was read \(--max-store raises the store's size\)\n/);
   assert.ok(JSON.parse(filled.stdout).result.length > 0, filled.stdout);
   const roomy = cli("query", "usage.api-requests-count", "--logs", "big.ndjson", "--max-store", "64", "--param", `project=${project}`);
   assert.equal(roomy.status, 0, roomy.stderr);
-  assert.doesNotMatch(roomy.stderr, /fill the store/);
+  assert.doesNotMatch(roomy.stderr, /store is full/);
   const badLimit = cli("query", "logs.all", "--logs", "edge.ndjson", "--max-store", "lots", "--param", "project=p");
   assert.equal(badLimit.status, 2, "usage");
   assert.match(badLimit.stderr, /^error: --max-store takes a whole number of MiB, not "lots"/);

@@ -119,6 +119,7 @@ async function ingest({ files, stream }) {
             const seen = entries + feed.entries;
             postMessage({ type: "progress", file: file.name, bytes: bytesDone + fileBytes, totalBytes, entries: seen, rate: seen / ((now - started) / 1000) });
           }
+          if (feed.storeFull) break;
         }
       } catch (e) {
         if (!(e instanceof TypeError)) throw e;
@@ -137,19 +138,17 @@ async function ingest({ files, stream }) {
       if (cut) summary.reasons.push(cut);
       summary.reasons.push(...done.rejected.slice(0, Math.max(0, 5 - summary.reasons.length)).map((r) => r.reason));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
-    } catch (e) {
       // A full store ends the reading: what was read is answered, and the summary says how far it got.
-      const full = e.code === "store_full";
-      const later = files.length - at - 1;
-      const error = full
-        ? `The store is full (${Math.round(svc.stats().storeBytes / 1048576).toLocaleString("en-US")} MiB held) after ${feed.accepted.toLocaleString("en-US")} entries of ${file.name}: ` +
-          `the rest of it${later ? ` and ${later} later file${later === 1 ? "" : "s"}` : ""} ${later ? "were" : "was"} not read. Answers cover what was read.`
-        : e.message;
-      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error });
-      summary.reasons.unshift(error);
+      if (done.storeFull) {
+        const later = files.length - at - 1;
+        summary.reasons.unshift(`${done.storeFull}${later ? `, nor ${later} later file${later === 1 ? "" : "s"}` : ""}. Answers cover what was read.`);
+        break;
+      }
+    } catch (e) {
+      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: e.message });
+      summary.reasons.push(e.message);
       entries += feed.entries;
       summary.accepted += feed.accepted;
-      if (full) break;
     } finally {
       feed.free();
     }
