@@ -50,11 +50,6 @@ const RETRY_MS = 1000;
 /** The longest wait before a shard's outbox is tried again (the wait doubles from RETRY_MS). */
 const MAX_RETRY_MS = 60_000;
 
-/** Whether `e` is the core's refusal of bytes (a 4xx), which no retry changes. */
-function isRefusal(e) {
-  return typeof e?.status === "number" && LogEndpoints.refusalIsFinal(e.status);
-}
-
 /** Whether `e` says stored bytes do not read (not a refusal of the call itself). */
 function isUnreadable(e) {
   return e?.code === "unreadable_batch";
