@@ -143,12 +143,21 @@ async function* fileBytes(file, onRead) {
       yield next.value;
     }
   };
-  if (first[0] !== 0x1f || first[1] !== 0x8b) return yield* all();
-  // A read error after the first chunk reaches the reader through gunzip.
-  const gunzip = createGunzip();
-  const source = Readable.from(all());
-  source.on("error", (e) => gunzip.destroy(e));
-  yield* source.pipe(gunzip);
+  // A reader that stops early (a full store) closes the file.
+  try {
+    if (first[0] !== 0x1f || first[1] !== 0x8b) return yield* all();
+    // A read error after the first chunk reaches the reader through gunzip.
+    const gunzip = createGunzip();
+    const source = Readable.from(all());
+    source.on("error", (e) => gunzip.destroy(e));
+    try {
+      yield* source.pipe(gunzip);
+    } finally {
+      source.destroy();
+    }
+  } finally {
+    await chunks.return?.();
+  }
 }
 
 /** Why a file cannot be read, in words (no errno names). */
@@ -383,7 +392,7 @@ async function main(argv) {
   for (const [at, file] of files.entries()) {
     if (await ingestFile(svc, file, options.stream, totals)) continue;
     const unread = files.length - at - 1;
-    process.stderr.write(`warning: ${totals.full}${unread ? `, nor ${plural(unread, "later file", "later files")}` : ""}; the answer covers what was read (--max-store raises the store's size)\n`);
+    process.stderr.write(`warning: ${totals.full}${unread ? `; ${plural(unread, "later file was", "later files were")} not read` : ""}; the answer covers what was kept (--max-store raises the store's size)\n`);
     break;
   }
   if (totals.rejected > 0) {

@@ -1586,7 +1586,7 @@ impl JsLogFeed {
     /// rest of the input need not be read: `push` takes no more of it.
     #[wasm_bindgen(getter, js_name = storeFull)]
     pub fn store_full(&self) -> Option<String> {
-        self.feed.store_full().map(str::to_owned)
+        self.feed.store_full()
     }
 }
 

@@ -96,6 +96,17 @@ pub struct LogFeed {
     report: FeedReport,
     /// Set by `finish`: more input, or a second finish, is a mistake said so.
     finished: bool,
+    /// Once the store filled: what it held of its budget (bytes), and how
+    /// many entries read were not kept (the batch it refused, and any read
+    /// after it).
+    full: Option<Filled>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Filled {
+    used: usize,
+    budget: usize,
+    not_kept: usize,
 }
 
 impl LogFeed {
@@ -116,6 +127,7 @@ impl LogFeed {
                 store_full: None,
             },
             finished: false,
+            full: None,
         })
     }
 
@@ -139,16 +151,32 @@ impl LogFeed {
         self.report.report.accepted
     }
 
-    /// Why reading stopped (the store filled), once it has.
-    pub fn store_full(&self) -> Option<&str> {
-        self.report.store_full.as_deref()
+    /// Why reading stopped (the store filled), once it has, from the counts so far.
+    pub fn store_full(&self) -> Option<String> {
+        let Filled {
+            used,
+            budget,
+            not_kept,
+        } = self.full?;
+        Some(format!(
+            "the store is full ({:.1} of its {:.1} MiB held; limits.maxStoreBytes): {} entries of {} were kept, {not_kept} read after them were not{}",
+            used as f64 / 1048576.0,
+            budget as f64 / 1048576.0,
+            self.report.report.accepted,
+            self.source,
+            // An array or CSV file was read whole before its entries were added.
+            match self.arrays {
+                false => ", and the rest of it was not read",
+                true => "",
+            }
+        ))
     }
 
     /// Adds the next piece of input (any split, even inside a line or a
     /// character); once the store is full (`store_full`), the rest is not read.
     pub fn push(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
         self.refuse_if_finished()?;
-        if self.report.store_full.is_some() {
+        if self.full.is_some() {
             return Ok(());
         }
         if let Framing::Undecided = self.framing {
@@ -330,6 +358,7 @@ impl LogFeed {
         }
         self.flush(service, Stream::Edge)?;
         self.flush(service, Stream::Function)?;
+        self.report.store_full = self.store_full();
         self.finished = true;
         Ok(self.report.clone())
     }
@@ -338,6 +367,9 @@ impl LogFeed {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if is_blank(line) {
             return Ok(());
+        }
+        if self.full.is_some() {
+            return self.add(service, line);
         }
         // Refused on its own: in a batch it would refuse the whole batch.
         // (An array's elements and CSV records are text already.)
@@ -352,7 +384,9 @@ impl LogFeed {
     }
 
     fn add(&mut self, service: &mut LogEndpoints, entry: &[u8]) -> Result<()> {
-        if self.report.store_full.is_some() {
+        if let Some(full) = &mut self.full {
+            self.report.entries += 1;
+            full.not_kept += 1;
             return Ok(());
         }
         let array = self.arrays;
@@ -401,7 +435,8 @@ impl LogFeed {
         }
         let mut record = csv::StringRecord::new();
         let mut entry = String::new();
-        while reader.read_record(&mut record).map_err(unreadable)? {
+        // Once the store is full, the rest is not read (a bad record there would end the report).
+        while self.full.is_none() && reader.read_record(&mut record).map_err(unreadable)? {
             entry.clear();
             entry.push('{');
             for (i, (column, cell)) in headers.iter().zip(record.iter()).enumerate() {
@@ -451,15 +486,12 @@ impl LogFeed {
             // A full store ends the reading: what was read is kept and
             // answered (this batch, refused whole, is not), and the report says so.
             Err(Error::StoreFull { used, budget, .. }) => {
-                self.report.store_full.get_or_insert_with(|| {
-                    format!(
-                        "the store is full ({:.1} of its {:.1} MiB held; limits.maxStoreBytes) after {} entries of {}: the rest of it was not read",
-                        used as f64 / 1048576.0,
-                        budget as f64 / 1048576.0,
-                        self.report.report.accepted,
-                        self.source
-                    )
+                let full = self.full.get_or_insert(Filled {
+                    used,
+                    budget,
+                    not_kept: 0,
                 });
+                full.not_kept += pending.numbers.len();
                 return Ok(());
             }
             Err(Error::UnreadableBatch { reason }) => {
@@ -579,11 +611,10 @@ mod tests {
         (feeder.finish(&mut svc).unwrap(), svc)
     }
 
-    /// A snapshot or a gzip stream fed as logs is refused saying what it is,
-    /// however the bytes are split.
     /// A store that fills while a file is fed: the entries read until then
     /// are kept and answered, the feed takes no more, and its report says why
-    /// it stopped (it threw, losing the report, and the other stream's batch).
+    /// it stopped and how many read were not kept (it threw, losing the
+    /// report, and the other stream's batch).
     #[test]
     fn a_store_that_fills_ends_the_reading_and_keeps_what_was_read() {
         let mut svc = LogEndpoints::new(Config {
@@ -617,14 +648,36 @@ mod tests {
         );
         assert!(report.report.accepted > 0 && report.entries < 40_000);
         let why = report.store_full.unwrap_or_default();
+        let not_kept = report.entries - report.report.accepted - report.report.rejected_total;
+        assert!(not_kept > 0);
         assert!(
             why.starts_with("the store is full (")
-                && why.contains("MiB held; limits.maxStoreBytes) after ")
-                && why.ends_with(" entries of big.ndjson: the rest of it was not read"),
+                && why.ends_with(&format!(
+                    "MiB held; limits.maxStoreBytes): {} entries of big.ndjson were kept, {not_kept} read after them were not, and the rest of it was not read",
+                    report.report.accepted
+                )),
             "{why}"
         );
+        // An array is read whole before its entries are added: nothing is left unread.
+        let mut svc = LogEndpoints::new(Config {
+            api_keys: vec![ApiKey::new("k").unwrap()],
+            limits: crate::Limits {
+                max_store_bytes: 1 << 20,
+                ..crate::Limits::default()
+            },
+            ..Config::default()
+        });
+        let array = format!("[{}]", lines.trim_end().replace('\n', ","));
+        let mut feeder = LogFeed::new(None, "big.json", 1 << 20).unwrap();
+        feeder.push(&mut svc, array.as_bytes()).unwrap();
+        let report = feeder.finish(&mut svc).unwrap();
+        assert_eq!(report.entries, 40_000);
+        let why = report.store_full.unwrap_or_default();
+        assert!(why.ends_with(" read after them were not"), "{why}");
     }
 
+    /// A snapshot or a gzip stream fed as logs is refused saying what it is,
+    /// however the bytes are split.
     #[test]
     fn a_snapshot_or_gzip_given_as_logs_is_named() {
         let mut svc = service();

@@ -321,11 +321,9 @@ export class IngestObject {
     // No task throws: a wave's deliveries all end before the round goes on or gives up.
     const taken = await inWaves(registered.deliveries, MAX_CONCURRENT, async ({ shard, entries, bytes }) => {
       try {
-        const answered = this.sql.exec("SELECT overflow_bytes FROM round_answers WHERE round = ? AND shard = ?", round, shard).toArray()[0];
+        const answered = this.recordedAnswer(round, shard);
         if (answered) {
-          if (answered.overflow_bytes > 0) {
-            overflows.push({ shard, overflow: readParts(this.sql, "SELECT body FROM round_answer_parts WHERE round = ? AND shard = ? ORDER BY part", [round, shard], answered.overflow_bytes) });
-          }
+          if (answered.overflow) overflows.push({ shard, overflow: answered.overflow });
           return true;
         }
         if (this.isWaiting(shard)) {
@@ -350,6 +348,27 @@ export class IngestObject {
       }
     });
     return taken.every(Boolean) ? overflows : null;
+  }
+
+  /**
+   * What `shard` answered to `round` (`{ overflow? }`), or null when it has
+   * not, or its record does not read (then it is forgotten, and the shard
+   * asked again: its stored answer is the same).
+   */
+  recordedAnswer(round, shard) {
+    const answered = this.sql.exec("SELECT overflow_bytes FROM round_answers WHERE round = ? AND shard = ?", round, shard).toArray()[0];
+    if (!answered) return null;
+    if (answered.overflow_bytes === 0) return {};
+    try {
+      return { overflow: readParts(this.sql, "SELECT body FROM round_answer_parts WHERE round = ? AND shard = ? ORDER BY part", [round, shard], answered.overflow_bytes) };
+    } catch (e) {
+      if (!isUnreadable(e)) throw e;
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec("DELETE FROM round_answers WHERE round = ? AND shard = ?", round, shard);
+        this.sql.exec("DELETE FROM round_answer_parts WHERE round = ? AND shard = ?", round, shard);
+      });
+      return null;
+    }
   }
 
   /**

@@ -141,7 +141,7 @@ async function ingest({ files, stream }) {
       // A full store ends the reading: what was read is answered, and the summary says how far it got.
       if (done.storeFull) {
         const later = files.length - at - 1;
-        summary.reasons.unshift(`${done.storeFull}${later ? `, nor ${later} later file${later === 1 ? "" : "s"}` : ""}. Answers cover what was read.`);
+        summary.reasons.unshift(`${done.storeFull}${later ? `; ${later} later file${later === 1 ? " was" : "s were"} not read` : ""}. Answers cover what was kept.`);
         break;
       }
     } catch (e) {
