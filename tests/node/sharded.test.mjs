@@ -289,6 +289,7 @@ test("a shard that fails for a while holds back only its own deliveries: the oth
   const waiting = (await everyPartition(mf, "/status")).filter((s) => s.pendingDeliveries > 0);
   assert.equal(waiting.length, 1, "one partition's outbox holds the failing shard's deliveries");
   assert.equal(waiting[0].waitingShards, 1);
+  assert.ok(waiting[0].oldestWaitingMs > 0, "how long it has waited is shown");
   await failStorage(0);
   await distributed(mf, { timeoutMs: 30_000 });
   reference.ingest("edge_logs", ndjson(mixed));

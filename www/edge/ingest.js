@@ -76,7 +76,14 @@ export class IngestObject {
     this.sql.exec("CREATE TABLE IF NOT EXISTS splits (project_key TEXT NOT NULL, day TEXT NOT NULL, split INTEGER NOT NULL, PRIMARY KEY (project_key, day))");
     // Deliveries waiting for their shard, sent in round order per shard; `waits`: per shard, its tries and next try.
     this.sql.exec(`CREATE TABLE IF NOT EXISTS outbox (
-      id INTEGER PRIMARY KEY AUTOINCREMENT, shard TEXT NOT NULL, round INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, UNIQUE (shard, round))`);
+      id INTEGER PRIMARY KEY AUTOINCREMENT, shard TEXT NOT NULL, round INTEGER NOT NULL, entries INTEGER NOT NULL, bytes INTEGER NOT NULL, queued_ms INTEGER NOT NULL,
+      UNIQUE (shard, round))`);
+    // An outbox made before `queued_ms` was kept gains it (its rows: 0, unknown).
+    try {
+      this.sql.exec("ALTER TABLE outbox ADD COLUMN queued_ms INTEGER NOT NULL DEFAULT 0");
+    } catch (e) {
+      if (!/duplicate column/i.test(e.message)) throw e;
+    }
     this.sql.exec("CREATE TABLE IF NOT EXISTS outbox_parts (delivery_id INTEGER NOT NULL, part INTEGER NOT NULL, body BLOB NOT NULL, PRIMARY KEY (delivery_id, part))");
     this.sql.exec("CREATE TABLE IF NOT EXISTS waits (shard TEXT PRIMARY KEY, tries INTEGER NOT NULL, next_try_ms INTEGER NOT NULL)");
     // Kept batches that no longer read, with their parts (in batch_parts), for someone to look at.
@@ -144,7 +151,7 @@ export class IngestObject {
   /** What is kept and not yet distributed (batches, and deliveries waiting in the outbox), and what shards refused. */
   status() {
     const pending = this.sql.exec("SELECT count(*) AS batches, coalesce(sum(bytes), 0) AS bytes FROM batches").one();
-    const waiting = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, count(DISTINCT shard) AS shards FROM outbox").one();
+    const waiting = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, count(DISTINCT shard) AS shards, min(nullif(queued_ms, 0)) AS since FROM outbox").one();
     const refused = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries FROM refused").one();
     return {
       pendingBatches: pending.batches,
@@ -152,6 +159,8 @@ export class IngestObject {
       pendingDeliveries: waiting.deliveries,
       pendingEntries: waiting.entries,
       waitingShards: waiting.shards,
+      // How long the oldest waiting delivery has waited: what an operator watches for a shard that does not recover.
+      oldestWaitingMs: waiting.since === null ? 0 : Date.now() - waiting.since,
       refusedDeliveries: refused.deliveries,
       refusedEntries: refused.entries,
     };
@@ -439,7 +448,7 @@ export class IngestObject {
   queue(round, shard, entries, bytes, { failed }) {
     const now = Date.now();
     const row = this.sql
-      .exec("INSERT INTO outbox (shard, round, entries, bytes) VALUES (?, ?, ?, ?) ON CONFLICT (shard, round) DO NOTHING RETURNING id", shard, round, entries, bytes.byteLength)
+      .exec("INSERT INTO outbox (shard, round, entries, bytes, queued_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard, round) DO NOTHING RETURNING id", shard, round, entries, bytes.byteLength, now)
       .toArray()[0];
     if (row) writeParts(bytes, (part, chunk) => this.sql.exec("INSERT INTO outbox_parts (delivery_id, part, body) VALUES (?, ?, ?)", row.id, part, chunk));
     this.sql.exec("INSERT INTO waits (shard, tries, next_try_ms) VALUES (?, ?, ?) ON CONFLICT (shard) DO NOTHING", shard, failed ? 1 : 0, failed ? now + RETRY_MS : now);
