@@ -20,7 +20,10 @@ pub enum Route {
     /// `/api/logs/{stream}`: a batch of log entries.
     Ingest { stream: String },
     /// `/api/logs`, `/logs`, `/api/events`: Logflare's ingest API, the source
-    /// named in the query string or a header (`http::IngestCall`).
+    /// named in the query string, a header or beside the body's batch
+    /// (`http::IngestCall`). Also `/logs/typecasts`, where
+    /// `logflare-transport-core-js` posts when asked to typecast: the entries
+    /// are kept as sent (no cast).
     LogflareIngest,
     /// `/health`: whether the service is up (no key).
     Health,
@@ -51,7 +54,10 @@ impl Route {
             ["", "api", "logs", stream] => Ok(Route::Ingest {
                 stream: decode(stream)?,
             }),
-            ["", "api", "logs"] | ["", "logs"] | ["", "api", "events"] => Ok(Route::LogflareIngest),
+            ["", "api", "logs"]
+            | ["", "logs"]
+            | ["", "logs", "typecasts"]
+            | ["", "api", "events"] => Ok(Route::LogflareIngest),
             ["", "health"] => Ok(Route::Health),
             _ => Err(not_found()),
         }
@@ -107,7 +113,13 @@ mod tests {
             Route::parse("/api/logs/a%2Bb").map(|r| r.methods()),
             Ok(&["POST"][..])
         );
-        for logflare in ["/api/logs", "/api/logs/", "/logs", "/api/events"] {
+        for logflare in [
+            "/api/logs",
+            "/api/logs/",
+            "/logs",
+            "/logs/typecasts",
+            "/api/events",
+        ] {
             assert_eq!(
                 Route::parse(logflare),
                 Ok(Route::LogflareIngest),
