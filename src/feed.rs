@@ -611,20 +611,24 @@ mod tests {
         (feeder.finish(&mut svc).unwrap(), svc)
     }
 
-    /// A store that fills while a file is fed: the entries read until then
-    /// are kept and answered, the feed takes no more, and its report says why
-    /// it stopped and how many read were not kept (it threw, losing the
-    /// report, and the other stream's batch).
-    #[test]
-    fn a_store_that_fills_ends_the_reading_and_keeps_what_was_read() {
-        let mut svc = LogEndpoints::new(Config {
+    fn store_of_one_mib() -> LogEndpoints {
+        LogEndpoints::new(Config {
             api_keys: vec![ApiKey::new("k").unwrap()],
             limits: crate::Limits {
                 max_store_bytes: 1 << 20,
                 ..crate::Limits::default()
             },
             ..Config::default()
-        });
+        })
+    }
+
+    /// A store that fills while a file is fed: the entries read until then
+    /// are kept and answered, the feed takes no more, and its report says why
+    /// it stopped and how many read were not kept (it threw, losing the
+    /// report, and the other stream's batch).
+    #[test]
+    fn a_store_that_fills_ends_the_reading_and_keeps_what_was_read() {
+        let mut svc = store_of_one_mib();
         let mut feeder = LogFeed::new(None, "big.ndjson", 1 << 20).unwrap();
         let mut lines = String::new();
         for i in 0..40_000 {
@@ -659,14 +663,7 @@ mod tests {
             "{why}"
         );
         // An array is read whole before its entries are added: nothing is left unread.
-        let mut svc = LogEndpoints::new(Config {
-            api_keys: vec![ApiKey::new("k").unwrap()],
-            limits: crate::Limits {
-                max_store_bytes: 1 << 20,
-                ..crate::Limits::default()
-            },
-            ..Config::default()
-        });
+        let mut svc = store_of_one_mib();
         let array = format!("[{}]", lines.trim_end().replace('\n', ","));
         let mut feeder = LogFeed::new(None, "big.json", 1 << 20).unwrap();
         feeder.push(&mut svc, array.as_bytes()).unwrap();

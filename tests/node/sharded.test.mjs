@@ -58,6 +58,12 @@ function get(name, params, key = QUERY_KEY) {
   return mf.dispatchFetch(`${BASE}/api/endpoints/query/${name}?${new URLSearchParams(params)}`, { headers: { "X-API-KEY": key } });
 }
 
+/** The ids logs.all shows for `project` through `worker` (FREE tier), sorted. */
+async function idsOf(worker, project) {
+  const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
+  return (await res.json()).result.map((r) => r.id).sort();
+}
+
 /** What every ingest partition of `worker` answers to `pathname` (a test hook or its status), in partition order. */
 async function everyPartition(worker, pathname, init) {
   const partitions = await worker.getDurableObjectNamespace("INGEST");
@@ -256,7 +262,7 @@ test("a shard that fails for a while holds back only its own deliveries: the oth
   const shards = await mf.getDurableObjectNamespace("SHARD");
   const failStorage = (times) => shards.get(shards.idFromName(LogEndpoints.shardName(a, day))).fetch(`https://shard.internal/test/fail-storage?times=${times}`, { method: "POST" });
   const entry = (tag, i, project) => ({ id: `${tag}-${i}`, timestamp: NOW * 1000 - 1000 * (i + 1), project, event_message: "GET | 200 | https://x.supabase.co/rest/v1/t" });
-  const ids = async (project) => (await (await get("logs.all", { project, project_tier: "FREE" })).json()).result.map((r) => r.id).sort();
+  const ids = (project) => idsOf(mf, project);
   /** Polls until `project` shows `expected` ids; fails naming what it showed instead. */
   const showsIds = async (project, expected, what) => {
     const started = Date.now();
@@ -438,9 +444,7 @@ test("batches acknowledged and not yet distributed when the runtime stops are di
   try {
     await distributed(worker);
     for (let k = 0; k < 8; k++) {
-      const project = batchOf(k)[0].project;
-      const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
-      assert.deepEqual((await res.json()).result.map((r) => r.id).sort(), batchOf(k).map((e) => e.id).sort(), `batch ${k}`);
+      assert.deepEqual(await idsOf(worker, batchOf(k)[0].project), batchOf(k).map((e) => e.id).sort(), `batch ${k}`);
     }
   } finally {
     await worker.dispose();
@@ -458,9 +462,8 @@ test("a kept batch that no longer reads (damaged storage, a format this build do
     assert.equal((await post(worker, "edge_logs", ndjson(batchOf("intact")))).status, 200);
     await everyPartition(worker, "/test/release", { method: "POST" });
     const status = await distributed(worker);
-    const ask = async (project) => (await (await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } })).json()).result.map((r) => r.id).sort();
-    assert.deepEqual(await ask("intact"), batchOf("intact").map((e) => e.id).sort());
-    assert.deepEqual(await ask("damaged"), []);
+    assert.deepEqual(await idsOf(worker, "intact"), batchOf("intact").map((e) => e.id).sort());
+    assert.deepEqual(await idsOf(worker, "damaged"), []);
     assert.equal(status.reduce((n, [, s]) => n + s.refusedDeliveries, 0), 1, "the damaged batch is recorded as refused");
   } finally {
     await worker.dispose();
