@@ -5,22 +5,27 @@
 //! place in the whole input. The CLI and the browser page feed files through it.
 //!
 //! Files are NDJSON, a JSON array, or CSV with a header row naming
-//! `id` and `timestamp`, as Supabase Studio's Logs Explorer exports results
-//! (`metadata` as a JSON text column, `null` written as the word).
+//! `timestamp` (and `id`, which every entry needs), as Supabase Studio's Logs Explorer exports results
+//! (`metadata` as a JSON text column, `null` written as the word). Each is
+//! read entry by entry as it arrives, so a file of any size is read in the
+//! memory of one batch, and a store that fills stops the reading there.
+
+mod array;
+mod csv_records;
 
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::error::{Error, Result};
 use crate::ingest::{
     is_blank, is_csv_header, BatchForm, EntryForm, Framing as IngestFraming, IngestReport,
     Rejection, Source, Stream, GZIP_MAGIC,
 };
-use crate::json;
 use crate::service::LogEndpoints;
+use array::{ArrayReader, Progress};
+use csv_records::CsvReader;
 
 /// How many rejections a feed describes (all are counted).
 const REPORTED_REASONS: usize = 5;
@@ -68,10 +73,10 @@ enum Framing {
     Undecided,
     /// NDJSON: complete lines are routed as they arrive.
     Lines,
-    /// A JSON array: gathered whole, then split.
-    Array(Vec<u8>),
-    /// CSV with a header row: gathered whole, then each record made an entry.
-    Csv(Vec<u8>),
+    /// A JSON array: each element read once it is whole.
+    Array(ArrayReader),
+    /// CSV with a header row: each record made an entry once it is whole.
+    Csv(CsvReader),
 }
 
 /// One stream's pending batch: NDJSON lines, or (for array input) a JSON array.
@@ -159,16 +164,11 @@ impl LogFeed {
             not_kept,
         } = self.full?;
         Some(format!(
-            "the store is full ({:.1} of its {:.1} MiB held; limits.maxStoreBytes): {} entries of {} were kept, {not_kept} read after them were not{}",
+            "the store is full ({:.1} of its {:.1} MiB held; limits.maxStoreBytes): {} entries of {} were kept, {not_kept} read after them were not, and the rest of it was not read",
             used as f64 / 1048576.0,
             budget as f64 / 1048576.0,
             self.report.report.accepted,
             self.source,
-            // An array or CSV file was read whole before its entries were added.
-            match self.arrays {
-                false => ", and the rest of it was not read",
-                true => "",
-            }
         ))
     }
 
@@ -202,9 +202,13 @@ impl LogFeed {
             return self.push(service, &start);
         }
         match &mut self.framing {
-            Framing::Array(text) | Framing::Csv(text) => {
-                text.extend_from_slice(bytes);
-                Ok(())
+            Framing::Array(array) => {
+                array.push(bytes);
+                self.read_framed(service, None).map(drop)
+            }
+            Framing::Csv(csv) => {
+                csv.push(bytes);
+                self.read_framed(service, None).map(drop)
             }
             _ => {
                 let mut rest = bytes;
@@ -244,9 +248,9 @@ impl LogFeed {
     /// Picks the framing from the input's first non-blank bytes.
     fn decide(&mut self, start: &[u8]) {
         self.framing = if start.first() == Some(&b'[') {
-            Framing::Array(Vec::new())
+            Framing::Array(ArrayReader::default())
         } else if is_csv_header(start) {
-            Framing::Csv(Vec::new())
+            Framing::Csv(CsvReader::default())
         } else {
             Framing::Lines
         };
@@ -280,75 +284,26 @@ impl LogFeed {
                 self.push(service, start)?;
             }
         }
+        match self.read_framed(service, Some(cut))? {
+            Progress::Closed => {}
+            Progress::Open if matches!(self.framing, Framing::Array(_)) => {
+                // An array that stops before its end (a plain file cut off):
+                // its whole elements were read, as from a cut download; with
+                // none, it is no more a cut file than a broken one.
+                if self.report.entries == 0 && !cut {
+                    return Err(Error::UnreadableFile {
+                        reason: format!(
+                            "{} is not a valid JSON array: it ends before its first entry is whole",
+                            self.source
+                        ),
+                    });
+                }
+                self.report.ends_early = true;
+            }
+            Progress::Open | Progress::Broken(_) => {}
+        }
         match std::mem::replace(&mut self.framing, Framing::Lines) {
-            Framing::Array(text) if cut => {
-                // The bytes up to the break: a character it split is not text.
-                let valid = match std::str::from_utf8(&text) {
-                    Ok(all) => all,
-                    Err(e) => std::str::from_utf8(text.get(..e.valid_up_to()).unwrap_or_default())
-                        .unwrap_or_default(),
-                };
-                for entry in whole_elements(valid) {
-                    self.add(service, entry.as_bytes())?;
-                }
-            }
-            Framing::Array(text) => {
-                // A character split at the end is a file cut there, not a file that is not text.
-                let (text, split_at_end) = match std::str::from_utf8(&text) {
-                    Ok(all) => (all, false),
-                    Err(e) if e.error_len().is_none() => (
-                        std::str::from_utf8(text.get(..e.valid_up_to()).unwrap_or_default())
-                            .unwrap_or_default(),
-                        true,
-                    ),
-                    Err(e) => {
-                        return Err(Error::UnreadableFile {
-                            reason: format!("{} is not UTF-8 text ({e})", self.source),
-                        })
-                    }
-                };
-                match serde_json::from_str::<Vec<&RawValue>>(text) {
-                    Ok(entries) if !split_at_end => {
-                        for entry in entries {
-                            self.add(service, entry.get().as_bytes())?;
-                        }
-                    }
-                    // A syntax error before the end is a broken file, cut or not.
-                    Err(e) if !e.is_eof() => {
-                        return Err(Error::UnreadableFile {
-                            reason: format!("{} is not a valid JSON array ({e})", self.source),
-                        });
-                    }
-                    // An array that stops before its end (a plain file cut off):
-                    // its whole elements are read, as from a cut download; with
-                    // none, it is no more a cut file than a broken one.
-                    _ => {
-                        let elements = whole_elements(text);
-                        if elements.is_empty() {
-                            return Err(Error::UnreadableFile {
-                                reason: format!(
-                                    "{} is not a valid JSON array: it ends before its first entry is whole",
-                                    self.source
-                                ),
-                            });
-                        }
-                        self.report.ends_early = true;
-                        for entry in elements {
-                            self.add(service, entry.as_bytes())?;
-                        }
-                    }
-                }
-            }
-            Framing::Csv(mut text) => {
-                if cut {
-                    // Records end at a line end; the one the break went through does not.
-                    text.truncate(whole_csv_records(&text));
-                }
-                // A header cut off names no columns: there is nothing to read.
-                if !text.is_empty() {
-                    self.add_csv(service, &text)?;
-                }
-            }
+            Framing::Array(_) | Framing::Csv(_) => {}
             _ => {
                 let last = std::mem::take(&mut self.carry);
                 if !cut {
@@ -410,47 +365,57 @@ impl LogFeed {
         Ok(())
     }
 
-    /// Each record of a CSV file (with its header row) as an entry.
-    fn add_csv(&mut self, service: &mut LogEndpoints, text: &[u8]) -> Result<()> {
+    /// Reads the whole entries of an array or CSV input that have arrived.
+    /// `end`: the input has ended (`Some(cut)`: it broke off, and a flaw at
+    /// its end is the break). A flaw ends the reading: the entries before
+    /// it are kept, and the error says so.
+    fn read_framed(&mut self, service: &mut LogEndpoints, end: Option<bool>) -> Result<Progress> {
+        let cut = end == Some(true);
+        let mut framing = std::mem::replace(&mut self.framing, Framing::Undecided);
         let source = self.source.clone();
-        let unreadable = |e: csv::Error| Error::UnreadableFile {
-            reason: format!("{source} is not readable CSV ({e})"),
+        let mut add = |entry: &[u8]| self.add(service, entry);
+        let read = match &mut framing {
+            Framing::Array(array) => array.read(end.is_some(), &mut add),
+            Framing::Csv(csv) => csv
+                .read(&source, end.is_some(), cut, &mut add)
+                .map(|()| Progress::Open),
+            _ => Ok(Progress::Open),
         };
-        // Header names are read trimmed, as `is_csv_header` reads them.
-        let mut reader = csv::ReaderBuilder::new()
-            .flexible(true)
-            .trim(csv::Trim::Headers)
-            .from_reader(text);
-        let headers = reader.headers().map_err(unreadable)?.clone();
-        if !headers.iter().any(|column| column == "id") {
-            // Every entry would be refused for it: say so once, naming the column.
-            return Err(Error::UnreadableFile {
-                reason: format!(
-                    "{source} has no `id` column (its columns: {}); export with `id` \
-                     in the query's select list, e.g. `select id, timestamp, \
-                     event_message, metadata from edge_logs`",
-                    headers.iter().collect::<Vec<_>>().join(", ")
+        self.framing = framing;
+        match read {
+            Ok(Progress::Broken(reason)) if !cut => Err(self.stopped_at(
+                service,
+                Error::UnreadableFile {
+                    reason: format!("{source} is not a valid JSON array ({reason})"),
+                },
+            )),
+            Ok(progress) => Ok(progress),
+            Err(error) => Err(self.stopped_at(service, error)),
+        }
+    }
+
+    /// The error that ends the reading at a flaw in the input: the entries
+    /// read before it are ingested, and the error says how many were kept.
+    fn stopped_at(&mut self, service: &mut LogEndpoints, error: Error) -> Error {
+        let Error::UnreadableFile { reason } = error else {
+            return error;
+        };
+        let read = self.report.entries;
+        if let Err(other) = self
+            .flush(service, Stream::Edge)
+            .and_then(|()| self.flush(service, Stream::Function))
+        {
+            return other;
+        }
+        Error::UnreadableFile {
+            reason: match read {
+                0 => reason,
+                _ => format!(
+                    "{reason}; {} of the {read} entries before it were kept",
+                    self.report.report.accepted
                 ),
-            });
+            },
         }
-        let mut record = csv::StringRecord::new();
-        let mut entry = String::new();
-        // Once the store is full, the rest is not read (a bad record there would end the report).
-        while self.full.is_none() && reader.read_record(&mut record).map_err(unreadable)? {
-            entry.clear();
-            entry.push('{');
-            for (i, (column, cell)) in headers.iter().zip(record.iter()).enumerate() {
-                if i > 0 {
-                    entry.push(',');
-                }
-                json::push_str(&mut entry, column);
-                entry.push(':');
-                push_cell(&mut entry, column, cell);
-            }
-            entry.push('}');
-            self.add(service, entry.as_bytes())?;
-        }
-        Ok(())
     }
 
     fn pending_mut(&mut self, stream: Stream) -> &mut Pending {
@@ -522,68 +487,6 @@ impl LogFeed {
         }
         self.report.report.absorb(renamed);
         Ok(())
-    }
-}
-
-/// The bytes of `text`'s whole CSV records: up to its last line end outside
-/// quotes (a quoted cell may hold line ends, and a record cut inside one
-/// would read as a shorter cell).
-fn whole_csv_records(text: &[u8]) -> usize {
-    let mut quoted = false;
-    let mut whole = 0;
-    for (at, &byte) in text.iter().enumerate() {
-        match byte {
-            b'"' => quoted = !quoted,
-            b'\n' if !quoted => whole = at + 1,
-            _ => {}
-        }
-    }
-    whole
-}
-
-/// The elements of a JSON array that broke off, up to the last whole one.
-fn whole_elements(text: &str) -> Vec<&str> {
-    let mut elements = Vec::new();
-    let Some(mut rest) = text.trim_start().strip_prefix('[') else {
-        return elements;
-    };
-    loop {
-        let mut values = serde_json::Deserializer::from_str(rest).into_iter::<&RawValue>();
-        let Some(Ok(element)) = values.next() else {
-            return elements;
-        };
-        rest = rest
-            .get(values.byte_offset()..)
-            .unwrap_or_default()
-            .trim_start();
-        // An element is whole once what follows it is: a `,` or the `]`.
-        match rest.as_bytes().first() {
-            Some(b',') => {
-                elements.push(element.get());
-                rest = rest.get(1..).unwrap_or_default();
-            }
-            Some(b']') => {
-                elements.push(element.get());
-                return elements;
-            }
-            _ => return elements,
-        }
-    }
-}
-
-/// Writes one CSV cell as the JSON value of its column: `metadata` is kept as
-/// the JSON text it is (as Studio wrote it); `null` and an empty cell are
-/// null; a `timestamp` of digits is a number; every other cell is a string.
-fn push_cell(entry: &mut String, column: &str, cell: &str) {
-    let is_json = |cell: &str| serde_json::from_str::<serde::de::IgnoredAny>(cell).is_ok();
-    let is_micros = |cell: &str| cell.len() < 20 && cell.bytes().all(|b| b.is_ascii_digit());
-    if cell.is_empty() || cell == "null" {
-        entry.push_str("null");
-    } else if (column == "metadata" && is_json(cell)) || (column == "timestamp" && is_micros(cell))
-    {
-        entry.push_str(cell);
-    } else {
-        json::push_str(entry, cell);
     }
 }
 
@@ -662,15 +565,91 @@ mod tests {
                 )),
             "{why}"
         );
-        // An array is read whole before its entries are added: nothing is left unread.
-        let mut svc = store_of_one_mib();
+        // An array, and CSV, are read as they arrive: the reading stops there too.
         let array = format!("[{}]", lines.trim_end().replace('\n', ","));
-        let mut feeder = LogFeed::new(None, "big.json", 1 << 20).unwrap();
-        feeder.push(&mut svc, array.as_bytes()).unwrap();
-        let report = feeder.finish(&mut svc).unwrap();
-        assert_eq!(report.entries, 40_000);
-        let why = report.store_full.unwrap_or_default();
-        assert!(why.ends_with(" read after them were not"), "{why}");
+        let mut csv = String::from("id,timestamp,project,event_message\n");
+        for i in 0..40_000 {
+            csv.push_str(&format!("e{i},1795177796000000,p,\"GET /x{i}\"\n"));
+        }
+        for (name, input) in [("big.json", array), ("big.csv", csv)] {
+            let mut svc = store_of_one_mib();
+            let mut feeder = LogFeed::new(None, name, 1 << 20).unwrap();
+            let mut pushed = 0;
+            for piece in input.as_bytes().chunks(64 << 10) {
+                if feeder.store_full().is_some() {
+                    break;
+                }
+                feeder.push(&mut svc, piece).unwrap();
+                pushed += piece.len();
+            }
+            assert!(pushed < input.len(), "{name}: read whole");
+            let report = feeder.finish(&mut svc).unwrap();
+            assert!(report.entries < 40_000, "{name}: {report:?}");
+            let why = report.store_full.unwrap_or_default();
+            assert!(
+                why.ends_with(" read after them were not, and the rest of it was not read"),
+                "{why}"
+            );
+        }
+    }
+
+    /// An array or CSV file is read entry by entry as its pieces arrive,
+    /// batches ingested on the way: a file of any size is read in the
+    /// memory of a batch (it was gathered whole first).
+    #[test]
+    fn arrays_and_csv_are_ingested_as_they_arrive() {
+        let mut csv = String::from("id,timestamp,project,event_message\n");
+        let mut array = String::from("[");
+        for i in 0..4_000 {
+            csv.push_str(&format!("e{i},1795177796000000,p,\"GET /x{i}\"\n"));
+            array.push_str(&EDGE.replace("\"e1\"", &format!("\"e{i}\"")));
+            array.push_str(",\n");
+        }
+        array.push_str(EDGE);
+        array.push(']');
+        for input in [array, csv] {
+            let mut svc = service();
+            let mut feeder = LogFeed::new(None, "in", 64 << 10).unwrap();
+            let half = input.len() / 2;
+            for piece in input.as_bytes()[..half].chunks(1000) {
+                feeder.push(&mut svc, piece).unwrap();
+            }
+            let early = feeder.accepted();
+            assert!(early > 1_000, "{early} accepted from the first half");
+            feeder.push(&mut svc, &input.as_bytes()[half..]).unwrap();
+            let report = feeder.finish(&mut svc).unwrap();
+            assert_eq!(
+                (report.entries, report.report.accepted, report.ends_early),
+                (
+                    4_001 - usize::from(input.starts_with("id")),
+                    report.entries,
+                    false
+                )
+            );
+        }
+    }
+
+    /// An array broken in its middle ends the reading there: the entries
+    /// before it are kept, and the error says so and names where it broke.
+    #[test]
+    fn a_broken_array_keeps_the_entries_before_the_break() {
+        let second = EDGE.replace("\"e1\"", "\"e2\"");
+        let broken = format!("[{EDGE},\n{second}\n{{\"id\":\"e3\"}}]");
+        for piece in [1, 50, broken.len()] {
+            let mut svc = service();
+            let mut feeder = LogFeed::new(None, "x.json", 1 << 20).unwrap();
+            let error = broken
+                .as_bytes()
+                .chunks(piece)
+                .try_for_each(|chunk| feeder.push(&mut svc, chunk))
+                .and_then(|()| feeder.finish(&mut svc).map(drop))
+                .unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                "x.json is not a valid JSON array (a `,` or `]` is missing after entry 2); 2 of the 2 entries before it were kept"
+            );
+            assert_eq!(svc.stats().edge_entries, 2);
+        }
     }
 
     /// A snapshot or a gzip stream fed as logs is refused saying what it is,
@@ -1007,9 +986,9 @@ mod tests {
         let finish = |bytes: &[u8]| {
             let mut svc = service();
             let mut feeder = LogFeed::new(None, "x.json", 1 << 20).unwrap();
-            feeder.push(&mut svc, bytes).unwrap();
             feeder
-                .finish(&mut svc)
+                .push(&mut svc, bytes)
+                .and_then(|()| feeder.finish(&mut svc))
                 .map(|r| (r.report.accepted, r.ends_early))
                 .map_err(|e| e.to_string())
         };
