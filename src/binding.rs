@@ -987,11 +987,27 @@ impl JsLogEndpoints {
     /// `LogEndpoints.readSettings(env)` → `{ apiKeys, ingestKeys, fixedNowMs,
     /// maxBodyBytes, maxStoreBytes, sharding }`: the settings an environment
     /// holds, read as the README says (400 `invalid_config` naming a setting
-    /// that does not read).
+    /// that does not read, or keys an engine would refuse).
     #[wasm_bindgen(js_name = readSettings)]
     pub fn read_settings(env: JsValue) -> Result<JsValue, JsValue> {
         let env: crate::settings::Environment = options_from(env, "the worker's environment")?;
-        to_js(&crate::settings::Settings::read(&env)?)
+        let settings = to_js(&crate::settings::Settings::read(&env)?)?;
+        // Keys are checked as an engine checks them, now: found when a
+        // stored object wakes, they were taken for its snapshot's fault.
+        let keys = Object::new();
+        for name in ["apiKeys", "ingestKeys"] {
+            let value = Reflect::get(&settings, &name.into()).unwrap_or(JsValue::UNDEFINED);
+            Reflect::set(&keys, &name.into(), &value).ok();
+        }
+        config_of(keys.into()).map_err(|e| Error::InvalidConfig {
+            reason: match e {
+                Error::InvalidConfig { reason } => {
+                    format!("setting API_KEYS or INGEST_KEYS: {reason}")
+                }
+                other => other.to_string(),
+            },
+        })?;
+        Ok(settings)
     }
 
     /// `LogEndpoints.shardName(project, day)` → the name of the shard that

@@ -19,15 +19,19 @@ const bindings = { API_KEYS: "k", INGEST_KEYS: "i", FIXED_NOW_MS: String(NOW), S
 function runtime(dir) {
   let mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
   return {
-    async restart() {
+    /** `settings`: bindings that replace the usual ones until the next restart. */
+    async restart(settings = {}) {
       await mf.dispose();
-      mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
+      mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings: { ...bindings, ...settings } }));
     },
     dispose: () => mf.dispose(),
     post: (stream, body) => mf.dispatchFetch(`http://localhost/api/logs/${stream}`, { method: "POST", body, headers: { "X-API-KEY": "i" } }),
-    async shard(pathname, init) {
+    async shardAnswer(pathname, init) {
       const ns = await mf.getDurableObjectNamespace("SHARD");
-      const res = await ns.get(ns.idFromName("logs")).fetch(`https://shard.internal${pathname}`, init);
+      return ns.get(ns.idFromName("logs")).fetch(`https://shard.internal${pathname}`, init);
+    },
+    async shard(pathname, init) {
+      const res = await this.shardAnswer(pathname, init);
       assert.equal(res.status, 200, pathname);
       return res.json();
     },
@@ -118,4 +122,21 @@ test("a trap while replaying a stored batch leaves it out of a fresh engine, and
     await rt.restart();
     const again = await rt.maintain();
     assert.deepEqual([again.woke.failedBatches, again.edgeEntries, again.functionRows], [0, 6000, status.functionRows], JSON.stringify(again.woke));
+  }));
+
+test("keys in the settings that an engine refuses leave a stored snapshot as it is", () =>
+  withRuntime(async (rt) => {
+    const batches = await fill(rt);
+    await rt.restart();
+    assert.equal((await rt.shard("/test/snapshot")).lastBatchId, batches);
+    // A misspelt restriction: the object is not made (503 unavailable, which
+    // a shipper retries) and its storage is not touched.
+    await rt.restart({ API_KEYS: JSON.stringify([{ key: "k", project: ["x"] }]) });
+    await assert.rejects(rt.shardAnswer("/maintain", { method: "POST", headers: { "X-Now-Ms": String(NOW) } }), (e) => {
+      assert.match(e.message, /unavailable: .*setting API_KEYS or INGEST_KEYS: unknown field of a key in apiKeys `project`/);
+      return true;
+    });
+    await rt.restart();
+    const status = await rt.maintain();
+    assert.deepEqual([status.woke.fromSnapshot, status.woke.replayedBatches, status.woke.snapshotRefused], [true, 0, undefined], JSON.stringify(status.woke));
   }));

@@ -92,17 +92,34 @@ export function settingsFrom(env) {
   }
 }
 
+/** The options of an engine with the settings' keys and clock. */
+function optionsOf(settings, limits, blockStorage) {
+  return { apiKeys: settings.apiKeys, ingestKeys: settings.ingestKeys, now: settings.fixedNowMs, limits, blockStorage };
+}
+
+/**
+ * What `make` returns; keys the settings give that cannot be used (a
+ * misspelt restriction, an unknown endpoint) are the operator's to fix, as
+ * settings that do not read: 503 until then.
+ */
+function withSettings(make) {
+  try {
+    return make();
+  } catch (e) {
+    if (isServiceError(e) && e.code === "invalid_config") throw unavailable(`the worker's settings cannot be used: ${e.message}`);
+    throw e;
+  }
+}
+
 /**
  * A new engine with the settings' keys and clock; `limits` as the object
  * needs them, and `blockStorage` where it keeps sealed text blocks (none: memory).
  */
 export function newEngine(settings, limits, blockStorage) {
-  try {
-    return new LogEndpoints({ apiKeys: settings.apiKeys, ingestKeys: settings.ingestKeys, now: settings.fixedNowMs, limits, blockStorage });
-  } catch (e) {
-    // Keys the settings give that cannot be used (a misspelt restriction, an
-    // unknown endpoint) are the operator's to fix, as settings that do not read.
-    if (isServiceError(e) && e.code === "invalid_config") throw unavailable(`the worker's settings cannot be used: ${e.message}`);
-    throw e;
-  }
+  return withSettings(() => new LogEndpoints(optionsOf(settings, limits, blockStorage)));
+}
+
+/** `newEngine` restored from a snapshot's parts (`LogEndpoints.fromSnapshotParts`). */
+export function restoredEngine(parts, bytes, settings, limits, blockStorage) {
+  return withSettings(() => LogEndpoints.fromSnapshotParts(parts, bytes, optionsOf(settings, limits, blockStorage)));
 }

@@ -6,7 +6,7 @@
 // or after a wasm trap: from its last snapshot and the batches after it. An
 // alarm writes snapshots, warms its cache and applies retention; a wake that
 // replayed many batches writes its snapshot at once.
-import { engineFault, engineGeneration, isServiceError, keepEngine, LogEndpoints, newEngine, recoverFrom, releaseEarlierEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
+import { engineFault, engineGeneration, isServiceError, keepEngine, LogEndpoints, newEngine, recoverFrom, releaseEarlierEngine, restoredEngine, settingsFrom, storageUnavailable, unavailable } from "./engine.js";
 import { partsOf, readParts, writeParts } from "./blobs.js";
 import { readBody, requestParts, respond } from "./http.js";
 import { SeenBatches } from "./seen.js";
@@ -117,15 +117,19 @@ export class ShardObject {
         // Read from SQLite a part at a time as the engine takes them, never
         // joined: the isolate holds the store and one part, not the snapshot too.
         const parts = partsOf(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", []);
-        this.holdEngine(LogEndpoints.fromSnapshotParts(parts, snapshot.bytes, { apiKeys: this.settings.apiKeys, ingestKeys: this.settings.ingestKeys, now: this.settings.fixedNowMs, limits, blockStorage: this.blockStorage }));
+        this.holdEngine(restoredEngine(parts, snapshot.bytes, this.settings, limits, this.blockStorage));
         this.woke.restoreMs = Date.now() - started;
         after = snapshot.last_batch_id;
         this.woke.fromSnapshot = true;
       } catch (e) {
-        if (isServiceError(e) && e.status === 400) {
+        // Only a snapshot the core refuses goes: settings it cannot use (503
+        // until the operator fixes them) leave storage as it is.
+        if (isServiceError(e) && e.code === "invalid_snapshot") {
           console.error(`log-endpoints: the stored snapshot was refused (${e.message}); rebuilding from the stored batches`);
           this.woke.snapshotRefused = e.message;
           this.dropSnapshot();
+        } else if (isServiceError(e) && e.code === "unavailable") {
+          throw e;
         } else {
           // Not the snapshot's fault (e.g. memory ran out in the engine):
           // start a clean instance and replay everything this time (the
