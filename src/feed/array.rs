@@ -58,7 +58,7 @@ impl ArrayReader {
         let mut at = 0;
         let progress = loop {
             let rest = self.unread.get(at..).unwrap_or_default();
-            let blank = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            let blank = rest.iter().take_while(|&&b| is_json_blank(b)).count();
             at += blank;
             let rest = rest.get(blank..).unwrap_or_default();
             let Some(&next) = rest.first() else {
@@ -88,7 +88,7 @@ impl ArrayReader {
                         Some(Ok(element)) => {
                             let end = values.byte_offset();
                             let after = rest.get(end..).unwrap_or_default();
-                            if after.iter().all(u8::is_ascii_whitespace) {
+                            if after.iter().all(|&b| is_json_blank(b)) {
                                 // What follows has not arrived: whole or not is not known yet.
                                 self.retry_at = self.unread.len() - at + 1;
                                 break Progress::Open;
@@ -117,6 +117,11 @@ impl ArrayReader {
             (progress, _) => progress,
         })
     }
+}
+
+/// JSON's whitespace (not a form feed, which `is_ascii_whitespace` counts).
+fn is_json_blank(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// Whether `error` was found at the last byte of `text` (serde_json counts
@@ -194,6 +199,7 @@ mod tests {
             ("[1,]", 1, "entry 2: expected value at line 1 column 1"),
             ("[1,\"\u{1}\"]", 1, "entry 2: control character"),
             ("[1] x", 1, "it goes on after its closing `]`"),
+            ("[\"a\"\u{c},1]", 1, "a `,` or `]` is missing after entry 1"),
         ] {
             for piece in [1, 3, text.len()] {
                 let (elements, progress) = read_in_pieces(text, piece);

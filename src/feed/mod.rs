@@ -284,7 +284,13 @@ impl LogFeed {
                 self.push(service, start)?;
             }
         }
-        match self.read_framed(service, Some(cut))? {
+        // Once the store is full, what the readers still hold is not read
+        // (a partial element there is no sign of a cut file).
+        let progress = match self.full {
+            None => self.read_framed(service, Some(cut))?,
+            Some(_) => Progress::Closed,
+        };
+        match progress {
             Progress::Closed => {}
             Progress::Open if matches!(self.framing, Framing::Array(_)) => {
                 // An array that stops before its end (a plain file cut off):
@@ -306,7 +312,7 @@ impl LogFeed {
             Framing::Array(_) | Framing::Csv(_) => {}
             _ => {
                 let last = std::mem::take(&mut self.carry);
-                if !cut {
+                if !cut && self.full.is_none() {
                     self.add_line(service, &last)?;
                 }
             }
@@ -396,7 +402,9 @@ impl LogFeed {
 
     /// The error that ends the reading at a flaw in the input: the entries
     /// read before it are ingested, and the error says how many were kept.
+    /// The feed takes nothing more (its readers stopped inside a piece).
     fn stopped_at(&mut self, service: &mut LogEndpoints, error: Error) -> Error {
+        self.finished = true;
         let Error::UnreadableFile { reason } = error else {
             return error;
         };
@@ -585,6 +593,8 @@ mod tests {
             assert!(pushed < input.len(), "{name}: read whole");
             let report = feeder.finish(&mut svc).unwrap();
             assert!(report.entries < 40_000, "{name}: {report:?}");
+            // What the readers held when the store filled is not read: no cut, no error.
+            assert!(!report.ends_early, "{name}: {report:?}");
             let why = report.store_full.unwrap_or_default();
             assert!(
                 why.ends_with(" read after them were not, and the rest of it was not read"),
@@ -650,6 +660,21 @@ mod tests {
             );
             assert_eq!(svc.stats().edge_entries, 2);
         }
+        // CSV that stops being text likewise; the feed then takes nothing
+        // more (finishing again read its header and first records twice).
+        let csv = b"id,timestamp,project\ne1,1795177796000000,p\ne2,1795177796000000,caf\xe9\n";
+        let mut svc = service();
+        let mut feeder = LogFeed::new(None, "x.csv", 1 << 20).unwrap();
+        let error = feeder.push(&mut svc, csv).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "x.csv is not readable CSV (entry 2: not UTF-8 text: invalid utf-8: invalid UTF-8 in field 2 near byte index 3); 1 of the 1 entries before it were kept"
+        );
+        assert_eq!(
+            feeder.finish(&mut svc).unwrap_err().parameter(),
+            Some("feed")
+        );
+        assert_eq!(svc.stats().edge_entries, 1);
     }
 
     /// A snapshot or a gzip stream fed as logs is refused saying what it is,

@@ -95,6 +95,11 @@ async function ingest({ files, stream }) {
   }
   files = logs;
   const svc = service;
+  /** A full store ends the reading: what was read is answered, and the summary says how far it got. Whether it is full. */
+  const storeFull = (why, later) => {
+    if (why) summary.reasons.unshift(`${why}${later ? `; ${later} later file${later === 1 ? " was" : "s were"} not read` : ""}. Answers cover what was kept.`);
+    return Boolean(why);
+  };
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   const started = performance.now();
   let bytesDone = 0;
@@ -138,17 +143,15 @@ async function ingest({ files, stream }) {
       if (cut) summary.reasons.push(cut);
       summary.reasons.push(...done.rejected.slice(0, Math.max(0, 5 - summary.reasons.length)).map((r) => r.reason));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
-      // A full store ends the reading: what was read is answered, and the summary says how far it got.
-      if (done.storeFull) {
-        const later = files.length - at - 1;
-        summary.reasons.unshift(`${done.storeFull}${later ? `; ${later} later file${later === 1 ? " was" : "s were"} not read` : ""}. Answers cover what was kept.`);
-        break;
-      }
+      if (storeFull(done.storeFull, files.length - at - 1)) break;
     } catch (e) {
+      // The module kept the entries before the flaw (the message says how many): counted as read.
       summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: e.message });
       summary.reasons.push(e.message);
       entries += feed.entries;
       summary.accepted += feed.accepted;
+      summary.rejected += feed.entries - feed.accepted;
+      if (storeFull(feed.storeFull, files.length - at - 1)) break;
     } finally {
       feed.free();
     }
