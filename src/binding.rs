@@ -112,6 +112,8 @@ export interface Constants {
   resendWindowMs: number;
   /** Largest part of a snapshot or stored batch, in bytes (a Durable Object's SQLite value is at most 2 MB). */
   partBytes: number;
+  /** How often cached results fall due to be warmed (`warmCache`): the shortest warming interval of any endpoint, in ms. */
+  warmEveryMs: number;
 }
 export interface QueryAnswer {
   body: string;
@@ -664,6 +666,7 @@ struct Constants {
     sketch_relative_error: f64,
     resend_window_ms: i64,
     part_bytes: usize,
+    warm_every_ms: u64,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -1241,6 +1244,12 @@ impl JsLogEndpoints {
             sketch_relative_error: crate::sketch::RELATIVE_ERROR,
             resend_window_ms: crate::shard::RESEND_WINDOW_HOURS * 3600 * 1000,
             part_bytes: crate::snapshot::PART_BYTES,
+            warm_every_ms: crate::endpoints::ALL
+                .iter()
+                .filter_map(|kind| kind.spec().cache_warming_seconds)
+                .min()
+                .unwrap_or(300)
+                * 1000,
         })
     }
 
@@ -1502,6 +1511,17 @@ pub fn engine_fault() -> JsValue {
 pub fn body_too_large(limit: usize, declared: Option<f64>) -> JsValue {
     // A declared length past 4 GiB is a number, not a wasm usize (it wrapped).
     http::body_too_large(limit, declared.map(|bytes| bytes as u64)).into()
+}
+
+/// `unreadableStored(reason)`: 400 `unreadable_batch` for bytes a host kept
+/// in parts that no longer add up (damaged storage), as the core's own
+/// unreadable bytes are.
+#[wasm_bindgen(js_name = unreadableStored)]
+pub fn unreadable_stored(reason: &str) -> JsValue {
+    Error::UnreadableBatch {
+        reason: format!("its stored parts hold {reason}"),
+    }
+    .into()
 }
 
 #[wasm_bindgen(js_name = unreadableBody)]

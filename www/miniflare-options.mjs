@@ -34,6 +34,16 @@ export function workerOptions({ persistDir, bindings = {}, port, host = "127.0.0
   };
 }
 
+/** An ingest partition's `/status`; one that does not answer it is an error, not "nothing pending". */
+async function statusOf(namespace, name) {
+  const res = await namespace.get(namespace.idFromName(name)).fetch("https://ingest.internal/status");
+  const status = res.ok ? await res.json() : null;
+  if (typeof status?.pendingBatches !== "number" || typeof status?.outboxDeliveries !== "number") {
+    throw new Error(`ingest partition ${name} answered /status with ${res.status}: ${status ? JSON.stringify(status) : await res.text()}`);
+  }
+  return status;
+}
+
 /**
  * Waits until every ingest partition has distributed what it kept, its
  * outbox too (their `/status`), polling; fails with what is still pending after `timeoutMs`.
@@ -42,10 +52,8 @@ export async function distributed(mf, { timeoutMs = 20_000 } = {}) {
   const namespace = await mf.getDurableObjectNamespace("INGEST");
   const started = Date.now();
   for (;;) {
-    const statuses = await Promise.all(
-      LogEndpoints.ingestNames().map(async (name) => [name, await (await namespace.get(namespace.idFromName(name)).fetch("https://ingest.internal/status")).json()]),
-    );
-    const pending = statuses.filter(([, s]) => s.pendingBatches > 0 || s.pendingDeliveries > 0);
+    const statuses = await Promise.all(LogEndpoints.ingestNames().map(async (name) => [name, await statusOf(namespace, name)]));
+    const pending = statuses.filter(([, s]) => s.pendingBatches > 0 || s.outboxDeliveries > 0);
     if (pending.length === 0) return statuses;
     if (Date.now() - started > timeoutMs) {
       throw new Error(`batches still not distributed after ${timeoutMs} ms: ${JSON.stringify(Object.fromEntries(pending))}`);

@@ -6,6 +6,7 @@
 // - X-Test-Corrupt-Snapshot: on a shard's maintenance path, flips one byte of its stored snapshot.
 // And an object's own paths, which a test calls through its namespace:
 // - a shard's POST /test/fail-storage?times=N: its next N storage writes throw;
+// - a shard's GET /test/failures: `{ failingWrites }` still to come (a test shows its faults fired);
 // - a shard's POST /test/damage-text-blocks: flips one byte of each text block in its SQLite;
 // - a shard's GET /test/snapshot: its stored snapshot's row (`{ lastBatchId, bytes }` or null),
 //   read without maintenance (which would write one);
@@ -16,6 +17,7 @@
 //   nothing until the runtime restarts (the hold lives in memory only);
 // - a directory partition's POST /test/fail-register?after=K&times=N: after K more
 //   registrations it takes, it answers the next N with 503 (in memory only);
+// - a directory partition's GET /test/failures: `{ after, times }` still to come (null: none armed);
 // - an ingest partition's POST /test/damage-kept: the first byte of each batch it keeps flipped;
 // - an ingest partition's POST /test/release: a hold ends, and distribution starts;
 // - an ingest partition's POST /test/forget-alarm: its alarm deleted, as an eviction
@@ -71,6 +73,7 @@ export class DirectoryObject extends ProductDirectory {
       this.registerFailures = { after: Number(url.searchParams.get("after") ?? 0), times: Number(url.searchParams.get("times") ?? 1) };
       return Response.json(this.registerFailures);
     }
+    if (url.pathname === "/test/failures") return Response.json(this.registerFailures ?? null);
     if (url.pathname === "/register" && this.registerFailures) {
       if (this.registerFailures.after > 0) this.registerFailures.after--;
       else if (this.registerFailures.times > 0) {
@@ -141,6 +144,7 @@ export class ShardObject extends ProductShard {
       this.failingWrites = Number(url.searchParams.get("times") ?? 1);
       return Response.json({ failingWrites: this.failingWrites });
     }
+    if (url.pathname === "/test/failures") return Response.json({ failingWrites: this.failingWrites ?? 0 });
     for (const [path, flag] of [["/test/trap-next-snapshot", "trap-snapshot"], ["/test/trap-next-replay", "trap-replay"]]) {
       if (url.pathname !== path) continue;
       this.sql.exec("CREATE TABLE IF NOT EXISTS test_flags (name TEXT PRIMARY KEY)");

@@ -1,7 +1,7 @@
 // Byte strings kept in SQLite in parts: Durable Object SQLite values are
 // limited to 2 MB, so a batch is written in parts of the core's size (1 MiB,
 // as the engine cuts a snapshot's: snapshotParts) and read back in parts or joined.
-import { LogEndpoints } from "./engine.js";
+import { LogEndpoints, unreadableStored } from "./engine.js";
 
 const { partBytes: PART_BYTES } = LogEndpoints.constants();
 
@@ -19,16 +19,15 @@ export function* partsOf(sql, query, bindings) {
   for (const row of sql.exec(query, ...bindings)) yield new Uint8Array(row.body);
 }
 
-/** The parts a query selects, joined: `bytes` long. Parts that do not add up throw as the core's unreadable bytes do (`code`). */
+/** The parts a query selects, joined: `bytes` long. Parts that do not add up throw the core's 400 `unreadable_batch`. */
 export function readParts(sql, query, bindings, bytes) {
   const body = new Uint8Array(bytes);
   let at = 0;
-  const unreadable = (what) => Object.assign(new Error(`stored parts hold ${what}`), { code: "unreadable_batch" });
   for (const part of partsOf(sql, query, bindings)) {
-    if (at + part.byteLength > bytes) throw unreadable(`more than ${bytes} bytes`);
+    if (at + part.byteLength > bytes) throw unreadableStored(`more than ${bytes} bytes`);
     body.set(part, at);
     at += part.byteLength;
   }
-  if (at !== bytes) throw unreadable(`${at} bytes, not ${bytes}`);
+  if (at !== bytes) throw unreadableStored(`${at} bytes, not ${bytes}`);
   return body;
 }

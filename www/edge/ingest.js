@@ -21,7 +21,7 @@
 // deliveries never pass each other: a round's delivery waits behind those of
 // the shard still in the outbox, and rows a shard hands back from the outbox
 // go out under a new round number, taken when no round is under way.
-import { engineGeneration, KnownRegistrations, LogEndpoints, recoverFrom } from "./engine.js";
+import { engineGeneration, isServiceError, KnownRegistrations, LogEndpoints, recoverFrom } from "./engine.js";
 import { readParts, writeParts } from "./blobs.js";
 import { SeenBatches } from "./seen.js";
 import { directoryStub, inWaves, shardStub } from "./stubs.js";
@@ -52,7 +52,7 @@ const MAX_RETRY_MS = 60_000;
 
 /** Whether `e` says stored bytes do not read (not a refusal of the call itself). */
 function isUnreadable(e) {
-  return e?.code === "unreadable_batch";
+  return isServiceError(e) && e.code === "unreadable_batch";
 }
 
 export class IngestObject {
@@ -68,7 +68,8 @@ export class IngestObject {
     this.sql.exec("CREATE TABLE IF NOT EXISTS rounds (round INTEGER PRIMARY KEY, first_batch INTEGER NOT NULL, last_batch INTEGER NOT NULL, started_ms INTEGER NOT NULL)");
     // This partition's name (the front sends it with each batch) and the number of the next round.
     this.sql.exec("CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, next_round INTEGER NOT NULL)");
-    // Deliveries a shard refused for good (over its budget): what was not kept, and why.
+    // What was not kept, for good, and why: deliveries or handed-back rows a shard refused,
+    // and kept batches or waiting deliveries that no longer read (set aside; their entries not counted).
     this.sql.exec(`CREATE TABLE IF NOT EXISTS refused (
       round INTEGER NOT NULL, shard TEXT NOT NULL, entries INTEGER NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL, at_ms INTEGER NOT NULL,
       PRIMARY KEY (round, shard))`);
@@ -151,16 +152,16 @@ export class IngestObject {
   /** What is kept and not yet distributed (batches, and deliveries waiting in the outbox), and what shards refused. */
   status() {
     const pending = this.sql.exec("SELECT count(*) AS batches, coalesce(sum(bytes), 0) AS bytes FROM batches").one();
-    const waiting = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, count(DISTINCT shard) AS shards, min(nullif(queued_ms, 0)) AS since FROM outbox").one();
+    const outbox = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, count(DISTINCT shard) AS shards, min(nullif(queued_ms, 0)) AS since FROM outbox").one();
     const refused = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries FROM refused").one();
     return {
       pendingBatches: pending.batches,
       pendingBytes: pending.bytes,
-      pendingDeliveries: waiting.deliveries,
-      pendingEntries: waiting.entries,
-      waitingShards: waiting.shards,
+      outboxDeliveries: outbox.deliveries,
+      outboxEntries: outbox.entries,
+      outboxShards: outbox.shards,
       // How long the oldest waiting delivery has waited: what an operator watches for a shard that does not recover.
-      oldestWaitingMs: waiting.since === null ? 0 : Date.now() - waiting.since,
+      oldestOutboxMs: outbox.since === null ? 0 : Date.now() - outbox.since,
       refusedDeliveries: refused.deliveries,
       refusedEntries: refused.entries,
     };

@@ -17,7 +17,7 @@ const DELIVERY = "delivery";
 /** The `stream` of a stored record: a batch sent here directly, as the core prepared it. */
 const RECORD = "record";
 /** A shard's alarm: snapshot, cache warming and retention, as often as the cache warms. */
-const MAINTAIN_EVERY_MS = 300_000;
+const { warmEveryMs: MAINTAIN_EVERY_MS } = LogEndpoints.constants();
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
 const MAINTAIN_PATH = "/maintain";
 /** Traps one wake's replay may meet before it leaves the rest for a later wake. */
