@@ -6,7 +6,7 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { networkInterfaces, tmpdir } from "node:os";
 import path from "node:path";
@@ -74,7 +74,8 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
   assert.match(output, /no sample logs loaded/);
   assert.match(output, new RegExp(`query key:  ${PRIVATE_TOKEN}\n`));
 
-  // Reachable on an address other than loopback, where the machine has one.
+  // Reachable on an address other than loopback, where the machine has one;
+  // on one with loopback only, the kernel's socket table says where it listens.
   const external = Object.values(networkInterfaces())
     .flat()
     .find((a) => a && a.family === "IPv4" && !a.internal)?.address;
@@ -82,6 +83,7 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
     const res = await fetch(`http://${host}:${port}/health`);
     assert.deepEqual([res.status, await res.json()], [200, { status: "ok" }], host);
   }
+  if (!external) assert.ok(listensOnEveryInterface(port), `port ${port} is bound to every interface, not loopback alone`);
 
   const base = `http://127.0.0.1:${port}`;
   const batch = [{ appname: "supabase-kong", event_message: "GET /rest/v1/todos", metadata: { request: { method: "GET", path: "/rest/v1/todos" } }, project: "default", timestamp: new Date().toISOString() }];
@@ -109,3 +111,16 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
   assert.equal(second.status, 1, second.stdout + second.stderr);
   assert.equal(second.stderr, `error: port ${port} on 127.0.0.1 (the worker) is in use: is an earlier main job still running? Stop it, or choose another port with --port\n`);
 });
+
+/** Whether the socket listening on `port` is bound to every address (Linux's /proc/net/tcp and tcp6). */
+function listensOnEveryInterface(port) {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      // 0A: listening; the address before the port is all zeros for "any".
+      if (state === "0A" && local?.endsWith(hex)) return /^0+:/.test(local);
+    }
+  }
+  throw new Error(`no socket listens on port ${port} (/proc/net/tcp, tcp6)`);
+}
