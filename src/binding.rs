@@ -1513,6 +1513,13 @@ pub fn body_too_large(limit: usize, declared: Option<f64>) -> JsValue {
     http::body_too_large(limit, declared.map(|bytes| bytes as u64)).into()
 }
 
+/// `corsHeaders()` → `[[name, value], …]`: the CORS headers of every
+/// answer of the worker, a preflight's too.
+#[wasm_bindgen(js_name = corsHeaders)]
+pub fn cors_headers() -> Result<JsValue, JsValue> {
+    to_js(&http::cors_headers())
+}
+
 /// `unreadableStored(reason)`: 400 `unreadable_batch` for bytes a host kept
 /// in parts that no longer add up (damaged storage), as the core's own
 /// unreadable bytes are.

@@ -19,6 +19,43 @@ use crate::timestamp::Micros;
 /// Largest POST body of query parameters.
 pub const MAX_PARAMS_BODY_BYTES: usize = 64 << 10;
 
+/// The request headers the service reads that a browser sends only when a
+/// preflight allows them (`HttpRequest`'s, and the body's encoding).
+const READ_HEADERS: [&str; 7] = [
+    "X-API-KEY",
+    "Authorization",
+    "Content-Type",
+    "Content-Encoding",
+    "Idempotency-Key",
+    "X-Source",
+    "X-Collection",
+];
+
+/// The answer headers of the service a page's script may read (`Allow`
+/// comes with a 405, `Retry-After` with a 503 or 429).
+const ANSWER_HEADERS: [&str; 8] = [
+    "X-Cache",
+    "Cache-Control",
+    "X-Endpoint-Warning",
+    "X-Shards",
+    "X-Objects",
+    "X-Duplicate",
+    "Retry-After",
+    "Allow",
+];
+
+/// The CORS headers of every answer, a preflight's too: any origin may
+/// call, with the headers the service reads, and read the ones it answers.
+pub fn cors_headers() -> [(&'static str, String); 5] {
+    [
+        ("Access-Control-Allow-Origin", "*".into()),
+        ("Access-Control-Allow-Methods", "GET, POST, OPTIONS".into()),
+        ("Access-Control-Allow-Headers", READ_HEADERS.join(", ")),
+        ("Access-Control-Expose-Headers", ANSWER_HEADERS.join(", ")),
+        ("Access-Control-Max-Age", "86400".into()),
+    ]
+}
+
 /// An answer as HTTP: status, headers (besides `Content-Type`) and the JSON body.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HttpAnswer {

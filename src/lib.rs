@@ -60,8 +60,8 @@ pub use endpoints::{
 pub use error::{Error, ErrorKind, ErrorReport, Result};
 pub use feed::{detect_stream, FeedReport, LogFeed, DEFAULT_BATCH_BYTES};
 pub use http::{
-    body_decoding, body_too_large, post_params, presented_key, HttpAnswer, HttpRequest, IngestCall,
-    MAX_PARAMS_BODY_BYTES,
+    body_decoding, body_too_large, cors_headers, post_params, presented_key, HttpAnswer,
+    HttpRequest, IngestCall, MAX_PARAMS_BODY_BYTES,
 };
 pub use ingest::{
     BatchForm, EntryForm, Framing, IngestReport, RejectReason, Rejection, Source, Stream,

@@ -1,14 +1,8 @@
 // HTTP carrying shared by the objects: requests handed to the core as it
 // reads them, its answers sent as they are, bodies read within a limit.
-import { bodyDecoding, bodyTooLarge, isServiceError, unavailable, unreadableBody } from "./engine.js";
+import { bodyDecoding, bodyTooLarge, corsHeaders, isServiceError, unavailable, unreadableBody } from "./engine.js";
 
-const CORS_HEADERS = {
-  "Access-Control-Allow-Origin": "*",
-  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-  "Access-Control-Allow-Headers": "X-API-KEY, Authorization, Content-Type, Content-Encoding, Idempotency-Key, X-Source, X-Collection",
-  "Access-Control-Expose-Headers": "X-Cache, Cache-Control, X-Endpoint-Warning, X-Shards, X-Objects, X-Duplicate, Retry-After",
-  "Access-Control-Max-Age": "86400",
-};
+const CORS_HEADERS = corsHeaders();
 
 /** The answer to a CORS preflight. */
 export function preflight() {
@@ -18,7 +12,7 @@ export function preflight() {
 /** A response with CORS headers added. */
 export function withCors(response) {
   const out = new Response(response.body, response);
-  for (const [k, v] of Object.entries(CORS_HEADERS)) out.headers.set(k, v);
+  for (const [k, v] of CORS_HEADERS) out.headers.set(k, v);
   return out;
 }
 
