@@ -52,7 +52,7 @@ export declare class LogEndpoints {
   stats(): StoreStats;
   catalog(): Catalog;
   memoryBytes(): number;
-  /** Newest entry time held, epoch ms, or undefined when empty. */
+  /** Newest entry time held, in epoch ms (reports and `catalog()` give µs), or undefined when empty. */
   newestTimestamp(): number | undefined;
   static constants(): Constants;
   /** The store as versioned, checksummed bytes; `fromSnapshot` reopens it (keys and cache are not in it). */

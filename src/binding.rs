@@ -1307,7 +1307,8 @@ impl JsLogEndpoints {
         to_js(&self.inner.borrow().catalog())
     }
 
-    /// Newest entry time held, epoch ms, or `null` when empty.
+    /// Newest entry time held, in epoch ms (unlike the µs of reports and
+    /// `catalog()`), or `undefined` when empty.
     #[wasm_bindgen(js_name = newestTimestamp)]
     pub fn newest_timestamp(&self) -> Option<f64> {
         self.inner

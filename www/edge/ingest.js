@@ -246,16 +246,20 @@ export class IngestObject {
    */
   setAside(name, round, batch, e) {
     this.ctx.storage.transactionSync(() => {
-      this.recordRefusal(name, round, `kept batch ${batch.id}`, 0, e.status ?? 0, e.message);
+      this.recordRefusal(name, round, `kept batch ${batch.id}, set aside (its entries not counted)`, 0, e.status ?? 0, e.message);
       this.sql.exec("INSERT OR REPLACE INTO set_aside SELECT * FROM batches WHERE id = ?", batch.id);
       this.sql.exec("DELETE FROM batches WHERE id = ?", batch.id);
     });
   }
 
-  /** Entries a shard refused for good (all of a delivery, or some of its sections): logged and kept in `refused`. */
-  recordRefusal(name, round, shard, entries, status, body) {
-    console.error(`log-endpoints: ${name} round ${round}: shard ${shard} refused ${entries} entries for good (${status} ${body})`);
-    this.sql.exec("INSERT OR REPLACE INTO refused (round, shard, entries, status, body, at_ms) VALUES (?, ?, ?, ?, ?, ?)", round, shard, entries, status, body, Date.now());
+  /**
+   * Entries not kept, for good, at `where` (a shard that refused all of a
+   * delivery or some of its sections; a delivery or batch that no longer
+   * reads): logged and kept in `refused`.
+   */
+  recordRefusal(name, round, where, entries, status, body) {
+    console.error(`log-endpoints: ${name} round ${round}: ${entries} entries not kept, for good, at ${where} (${status} ${body})`);
+    this.sql.exec("INSERT OR REPLACE INTO refused (round, shard, entries, status, body, at_ms) VALUES (?, ?, ?, ?, ?, ?)", round, where, entries, status, body, Date.now());
   }
 
   /** The partition's routes: `[{ projectKey, day, split }]`, the split project-days of the days retention keeps. */
@@ -419,7 +423,7 @@ export class IngestObject {
         const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
         if (overflowEntries > 0) overflow = new Uint8Array(await res.arrayBuffer());
         else await res.body?.cancel();
-        if (refused.length > 0) this.recordRefusal(name, round, shard, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
+        if (refused.length > 0) this.recordRefusal(name, round, `shard ${shard}`, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
         return overflow ? { overflow, overflowEntries } : {};
       }
     } catch (e) {
@@ -431,7 +435,7 @@ export class IngestObject {
       console.error(`log-endpoints: ${name} round ${round}: shard ${shard} did not take it (${res.status} ${body}); its deliveries wait`);
       return { retry: true };
     }
-    this.recordRefusal(name, round, shard, entries, res.status, body);
+    this.recordRefusal(name, round, `shard ${shard}`, entries, res.status, body);
     return {};
   }
 
@@ -497,7 +501,7 @@ export class IngestObject {
         if (!isUnreadable(e)) throw e;
         // A waiting delivery whose parts do not add up is recorded and dropped, not retried for good.
         this.ctx.storage.transactionSync(() => {
-          this.recordRefusal(name, head.round, `${shard} (outbox)`, head.entries, 0, e.message);
+          this.recordRefusal(name, head.round, `shard ${shard} (outbox)`, head.entries, 0, e.message);
           this.sql.exec("DELETE FROM outbox_parts WHERE delivery_id = ?", head.id);
           this.sql.exec("DELETE FROM outbox WHERE id = ?", head.id);
         });
@@ -514,7 +518,7 @@ export class IngestObject {
         } catch (e) {
           if (!isUnreadable(e)) throw e;
           // Rows handed back that do not read: recorded, and the delivery is done.
-          this.recordRefusal(name, head.round, `${shard} (handed back)`, sent.overflowEntries, e.status, `what it handed back does not read: ${e.message}`);
+          this.recordRefusal(name, head.round, `shard ${shard} (handed back)`, sent.overflowEntries, e.status, `what it handed back does not read: ${e.message}`);
           unreadable = true;
         }
       }
