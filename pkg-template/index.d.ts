@@ -76,6 +76,8 @@ export declare class LogFeed {
   finishCut(): FeedReport;
   readonly entries: number;
   readonly accepted: number;
+  /** Entries refused so far (not those a full store left out). */
+  readonly rejectedTotal: number;
   /** Why reading stopped (the store filled), once it has: `push` takes no more input. Null otherwise. */
   readonly storeFull: string | null;
   free(): void;

@@ -40,7 +40,8 @@ stage "bench/ab.mjs on the smoke run's data: the package against itself (the too
 node bench/ab.mjs --a pkg --b pkg --size 100000 --reps 1 > /dev/null
 
 stage "Node tests: package by name and installed from its tarball (Node, Deno, workerd, Chromium, tsc, CLI), edge worker on workerd, load check, browser page, wasm = native on random logs, constant-time keys"
-# A test that hangs fails after 10 minutes, named, instead of holding CI until it is killed.
+# A test file that hangs fails after 10 minutes (Node 20 bounds each file, not each test),
+# named by its file, instead of holding CI until it is killed.
 node --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 tests/node/
 
 echo

@@ -1626,6 +1626,12 @@ impl JsLogFeed {
         self.feed.accepted()
     }
 
+    /// Entries refused so far (not those a full store left out).
+    #[wasm_bindgen(getter, js_name = rejectedTotal)]
+    pub fn rejected_total(&self) -> usize {
+        self.feed.rejected_total()
+    }
+
     /// Why reading stopped (the store filled), once it has; else null. The
     /// rest of the input need not be read: `push` takes no more of it.
     #[wasm_bindgen(getter, js_name = storeFull)]

@@ -156,6 +156,11 @@ impl LogFeed {
         self.report.report.accepted
     }
 
+    /// Entries refused so far (not those a full store left out).
+    pub fn rejected_total(&self) -> usize {
+        self.report.report.rejected_total
+    }
+
     /// Why reading stopped (the store filled), once it has, from the counts so far.
     pub fn store_full(&self) -> Option<String> {
         let Filled {

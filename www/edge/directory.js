@@ -38,19 +38,35 @@ export class DirectoryObject {
     return {};
   }
 
+  /**
+   * The directory from its snapshot and the registrations after it. A stored
+   * snapshot that does not read is not replaced by an empty directory (its
+   * shards' rows would silently go missing from answers): every call is 503,
+   * naming it, until an operator sees to it.
+   */
   load() {
     // An engine from before a reset is gone: nothing of it to free.
     if (this.generation === engineGeneration()) this.directory?.free();
-    const snapshot = this.sql.exec("SELECT bytes FROM snapshot WHERE id = 1").toArray()[0];
-    this.directory = snapshot
-      ? ShardDirectory.restore(readParts(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes))
-      : new ShardDirectory();
+    this.directory = undefined;
+    this.unreadable = undefined;
     this.generation = engineGeneration();
+    const snapshot = this.sql.exec("SELECT bytes FROM snapshot WHERE id = 1").toArray()[0];
+    try {
+      this.directory = snapshot
+        ? ShardDirectory.restore(readParts(this.sql, "SELECT body FROM snapshot_parts ORDER BY part", [], snapshot.bytes))
+        : new ShardDirectory();
+    } catch (e) {
+      if (!isServiceError(e)) throw e;
+      this.unreadable = `the directory's stored snapshot does not read (${e.message})`;
+      console.error(`log-endpoints: ${this.unreadable}`);
+      return;
+    }
     for (const row of this.sql.exec("SELECT body FROM registrations ORDER BY id")) this.directory.register(new Uint8Array(row.body));
   }
 
   async fetch(request) {
     if (this.generation !== engineGeneration()) this.load();
+    if (this.unreadable) return respond(unavailable(this.unreadable));
     const url = new URL(request.url);
     try {
       if (url.pathname === "/register") return Response.json(this.register(new Uint8Array(await request.arrayBuffer())));

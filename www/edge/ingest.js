@@ -472,7 +472,7 @@ export class IngestObject {
       try {
         await this.sendWaitingTo(name, shard, tries);
       } catch (e) {
-        // One shard's trouble (a trap, stored parts that do not add up) waits for its own next try.
+        // One shard's trouble (a trap, a storage error) waits for its own next try.
         recoverFrom(e);
         console.error(`log-endpoints: ${name}: the outbox of shard ${shard} paused (${e.message})`);
         this.putOff(shard, tries);
@@ -501,7 +501,7 @@ export class IngestObject {
         if (!isUnreadable(e)) throw e;
         // A waiting delivery whose parts do not add up is recorded and dropped, not retried for good.
         this.ctx.storage.transactionSync(() => {
-          this.recordRefusal(name, head.round, `shard ${shard} (outbox)`, head.entries, 0, e.message);
+          this.recordRefusal(name, head.round, `shard ${shard} (outbox)`, head.entries, e.status, e.message);
           this.sql.exec("DELETE FROM outbox_parts WHERE delivery_id = ?", head.id);
           this.sql.exec("DELETE FROM outbox WHERE id = ?", head.id);
         });

@@ -347,12 +347,23 @@ export class ShardObject {
     return deliveryAnswer(report, overflow);
   }
 
-  /** The answer given to a partition's round applied before: the same one, marked a duplicate. */
+  /**
+   * The answer given to a partition's round applied before: the same one,
+   * marked a duplicate. Rows it handed back whose stored parts no longer
+   * read are named as refused (the partition records them), not the round's
+   * entries, which this shard kept.
+   */
   storedAnswer(partition, round) {
     const stored = this.sql.exec("SELECT report, overflow_bytes FROM answers WHERE partition = ? AND round = ?", partition, round).toArray()[0];
     if (!stored) return deliveryAnswer({ duplicate: true }, new Uint8Array(0));
-    const overflow = readParts(this.sql, "SELECT body FROM answer_parts WHERE partition = ? ORDER BY part", [partition], stored.overflow_bytes);
-    return deliveryAnswer({ ...JSON.parse(stored.report), duplicate: true }, overflow);
+    const report = { ...JSON.parse(stored.report), duplicate: true };
+    try {
+      return deliveryAnswer(report, readParts(this.sql, "SELECT body FROM answer_parts WHERE partition = ? ORDER BY part", [partition], stored.overflow_bytes));
+    } catch (e) {
+      if (!isServiceError(e)) throw e;
+      const lost = { entries: report.overflowEntries, error: { status: e.status, code: e.code, message: `rows handed back: ${e.message}` } };
+      return deliveryAnswer({ ...report, overflowEntries: 0, refused: [...(report.refused ?? []), lost] }, new Uint8Array(0));
+    }
   }
 
   /**

@@ -150,7 +150,7 @@ async function ingest({ files, stream }) {
       summary.reasons.push(e.message);
       entries += feed.entries;
       summary.accepted += feed.accepted;
-      summary.rejected += feed.entries - feed.accepted;
+      summary.rejected += feed.rejectedTotal;
       if (storeFull(feed.storeFull, files.length - at - 1)) break;
     } finally {
       feed.free();
