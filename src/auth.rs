@@ -72,6 +72,11 @@ impl ApiKey {
         self
     }
 
+    /// Whether the key reads every endpoint and project.
+    pub(crate) fn is_unrestricted(&self) -> bool {
+        self.endpoints.is_none() && self.projects.is_none()
+    }
+
     pub(crate) fn may_use(&self, kind: EndpointKind) -> Result<()> {
         match &self.endpoints {
             Some(allowed) if !allowed.contains(&kind) => Err(Error::Forbidden {

@@ -1120,6 +1120,30 @@ impl JsLogEndpoints {
             .authorize_ingest(request.key().as_deref())?)
     }
 
+    /// `authorizeStatus(request)`: throws unless the request presents an
+    /// unrestricted query key (`GET /api/ingest/status`).
+    #[wasm_bindgen(js_name = authorizeStatus)]
+    pub fn authorize_status(&self, request: JsValue) -> Result<(), JsValue> {
+        let request: HttpRequest = from_js(
+            request,
+            bad_answer("{ method, path, apiKey?, authorization? }"),
+        )?;
+        Ok(self
+            .inner
+            .borrow()
+            .authorize_status(request.key().as_deref())?)
+    }
+
+    /// `LogEndpoints.ingestStatus(sharding, [[name, status], …])` → the
+    /// answer of `GET /api/ingest/status`: each ingest partition's `/status`
+    /// and their sum.
+    #[wasm_bindgen(js_name = ingestStatus)]
+    pub fn ingest_status(sharding: bool, statuses: JsValue) -> Result<JsValue, JsValue> {
+        let statuses: Vec<(String, serde_json::Value)> =
+            from_js(statuses, bad_answer("[[name, status], …]"))?;
+        to_js(&LogEndpoints::ingest_status(sharding, statuses)?)
+    }
+
     /// `query(endpointNameOrUuid, params, apiKey)` → `{ result: [...] }`.
     pub fn query(
         &mut self,
@@ -1208,6 +1232,7 @@ impl JsLogEndpoints {
             Route::Management { .. } => "management",
             Route::Ingest { .. } | Route::LogflareIngest => "ingest",
             Route::Health => "health",
+            Route::IngestStatus => "ingest-status",
         };
         to_js(&RouteInfo {
             kind,

@@ -104,6 +104,13 @@ impl HttpAnswer {
     }
 }
 
+impl HttpAnswer {
+    /// 200 with `body`, JSON that is never cached.
+    pub fn fresh_json(body: String) -> HttpAnswer {
+        HttpAnswer::new(200, vec![("Cache-Control", "no-store".to_owned())], body)
+    }
+}
+
 impl From<&QueryAnswer> for HttpAnswer {
     fn from(answer: &QueryAnswer) -> HttpAnswer {
         HttpAnswer::new(200, answer.headers(), answer.body.to_string())

@@ -1,6 +1,6 @@
 //! The HTTP paths the service answers and what each one asks for: Logflare's
 //! endpoint path, Supabase's Management API analytics path, the ingest paths
-//! (ours and Logflare's), and the health check. Hosts (the edge worker) ask the core which route a path is, rather
+//! (ours and Logflare's), the ingest status and the health check. Hosts (the edge worker) ask the core which route a path is, rather
 //! than matching paths themselves.
 
 use crate::error::{Error, Result};
@@ -27,6 +27,10 @@ pub enum Route {
     LogflareIngest,
     /// `/health`: whether the service is up (no key).
     Health,
+    /// `/api/ingest/status`: what the edge deployment's ingest partitions
+    /// hold and have not yet distributed, what waits for a shard, and what
+    /// was not kept (an unrestricted query key).
+    IngestStatus,
 }
 
 impl Route {
@@ -59,6 +63,7 @@ impl Route {
             | ["", "logs", "typecasts"]
             | ["", "api", "events"] => Ok(Route::LogflareIngest),
             ["", "health"] => Ok(Route::Health),
+            ["", "api", "ingest", "status"] => Ok(Route::IngestStatus),
             _ => Err(not_found()),
         }
     }
@@ -79,7 +84,7 @@ impl Route {
         match self {
             Route::Query { .. } | Route::Management { .. } => &["GET", "POST"],
             Route::Ingest { .. } | Route::LogflareIngest => &["POST"],
-            Route::Health => &["GET"],
+            Route::Health | Route::IngestStatus => &["GET"],
         }
     }
 }
@@ -90,6 +95,8 @@ mod tests {
 
     #[test]
     fn paths() {
+        assert_eq!(Route::parse("/api/ingest/status"), Ok(Route::IngestStatus));
+        assert_eq!(Route::IngestStatus.methods(), ["GET"]);
         assert_eq!(
             Route::parse("/api/endpoints/query/logs.all/"),
             Ok(Route::Query {

@@ -22,8 +22,8 @@ use crate::memory::reserve_room;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{
-    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, QueryPlan, Section, ShardQuery,
-    Split,
+    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, IngestStatus, QueryPlan, Section,
+    ShardQuery, Split,
 };
 use crate::staged::{self, StagedRows};
 use crate::store::block_storage::BlockStorageRef;
@@ -238,9 +238,11 @@ impl<'a> Call<'a> {
                 project_ref,
                 endpoint,
             }),
-            Route::Ingest { .. } | Route::LogflareIngest | Route::Health => Err(Error::NotFound {
-                path: path.chars().take(200).collect(),
-            }),
+            Route::Ingest { .. } | Route::LogflareIngest | Route::Health | Route::IngestStatus => {
+                Err(Error::NotFound {
+                    path: path.chars().take(200).collect(),
+                })
+            }
         }
     }
 
@@ -301,6 +303,33 @@ impl LogEndpoints {
         .map(|(_, setting)| setting)
         .collect();
         HttpAnswer::health(&missing)
+    }
+
+    /// Whether `api_key` may see the ingest status (`GET /api/ingest/status`):
+    /// an unrestricted query key, since the status counts every project's entries.
+    pub fn authorize_status(&self, api_key: Option<&str>) -> Result<()> {
+        match self.keys.check(api_key, Purpose::Query)?.is_unrestricted() {
+            true => Ok(()),
+            false => Err(Error::Forbidden {
+                reason: "this key reads some endpoints or projects only; the ingest status counts every project's entries".into(),
+            }),
+        }
+    }
+
+    /// The answer of `GET /api/ingest/status`: the ingest partitions'
+    /// statuses (`[name, status]`; none with `SHARDING=off`) together.
+    pub fn ingest_status(
+        sharding: bool,
+        statuses: Vec<(String, serde_json::Value)>,
+    ) -> Result<HttpAnswer> {
+        let status = match sharding {
+            true => IngestStatus::of(statuses)?,
+            false => IngestStatus::unsharded(),
+        };
+        let body = serde_json::to_string(&status).map_err(|e| Error::Unavailable {
+            reason: format!("the ingest status could not be written ({e})"),
+        })?;
+        Ok(HttpAnswer::fresh_json(body))
     }
 
     /// The store as versioned, checksummed bytes (`from_snapshot` reads them).

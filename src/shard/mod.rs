@@ -20,6 +20,7 @@
 //!   splits), and the rows a full store handed back, sent on.
 //! - `query`: a call across objects, asked in waves of at most
 //!   `MAX_CONCURRENT` and merged (`merge`).
+//! - `status`: what the ingest partitions hold and have not yet distributed.
 //!
 //! Why a day: every bucket of every endpoint is at most a day long and starts
 //! at a UTC multiple of its width, so all entries of one bucket of one project
@@ -35,6 +36,7 @@ mod query;
 mod round;
 mod route;
 mod split;
+mod status;
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
@@ -51,6 +53,7 @@ pub use query::{Gather, ShardQuery};
 pub use round::{refusal_is_final, KnownRegistrations, Registration, Round, ShardDelivery};
 pub use route::{SplitRoute, SplitRoutes};
 pub use split::{split_by_shard, BatchSplit, ShardPart, Split};
+pub use status::{IngestStatus, PartitionStatus};
 
 /// Groups of projects: a day of a group is one shard.
 pub const SHARD_GROUPS: u32 = 16;

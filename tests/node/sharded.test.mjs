@@ -298,6 +298,16 @@ test("a shard that fails for a while holds back only its own deliveries: the oth
   assert.equal(waiting.length, 1, "one partition's outbox holds the failing shard's deliveries");
   assert.equal(waiting[0].outboxShards, 1);
   assert.ok(waiting[0].oldestOutboxMs > 0, "how long it has waited is shown");
+  // An operator sees it through the front, with an unrestricted query key.
+  const seen = await mf.dispatchFetch(`${BASE}/api/ingest/status`, { headers: { "X-API-KEY": QUERY_KEY } });
+  assert.equal(seen.status, 200);
+  const { sharding, total, partitions } = await seen.json();
+  assert.deepEqual([sharding, total.outboxShards, total.outboxDeliveries, partitions.length], [true, 1, waiting[0].outboxDeliveries, LogEndpoints.ingestNames().length]);
+  assert.ok(total.oldestOutboxMs >= waiting[0].oldestOutboxMs, "the longest wait is shown");
+  for (const [key, status] of [[INGEST_KEY, 403], [RESTRICTED.key, 403], [undefined, 401]]) {
+    const refused = await mf.dispatchFetch(`${BASE}/api/ingest/status`, { headers: key ? { "X-API-KEY": key } : {} });
+    assert.equal(refused.status, status, `key ${key}`);
+  }
   await failStorage(0);
   await distributed(mf, { timeoutMs: 30_000 });
   reference.ingest("edge_logs", ndjson(mixed));

@@ -78,6 +78,7 @@ export class Front {
     const nowMs = this.requestNowMs(request);
     if (nowMs !== null) service.setNow(nowMs);
     try {
+      if (target.kind === "ingest-status") return withCors(await this.ingestStatus(request, url, env, service, settings));
       if (!settings.sharding) return withCors(await shardStub(env, SINGLE_SHARD).fetch(request));
       if (target.kind === "ingest") return withCors(await this.ingest(request, url, env, service, settings));
       return withCors(await this.query(request, url, env, service));
@@ -117,6 +118,22 @@ export class Front {
     response.headers.set("X-Objects", partition);
     if (duplicate) response.headers.set("X-Duplicate", "true");
     return response;
+  }
+
+  /**
+   * What the ingest partitions hold and have not yet distributed, what waits
+   * for a shard and what was not kept (`GET /api/ingest/status`): for an
+   * unrestricted query key, checked before any partition is asked.
+   */
+  async ingestStatus(request, url, env, service, settings) {
+    service.authorizeStatus(requestParts(request, url));
+    const names = settings.sharding ? LogEndpoints.ingestNames() : [];
+    const statuses = await inWaves(names, MAX_CONCURRENT, async (name) => {
+      const res = await ingestStub(env, name).fetch("https://ingest.internal/status");
+      if (!res.ok) throw new ObjectError(res);
+      return [name, await res.json()];
+    });
+    return respond(LogEndpoints.ingestStatus(settings.sharding, statuses));
   }
 
   /**
