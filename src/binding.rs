@@ -320,6 +320,15 @@ fn refuse_unknown_options<'de, T: Deserialize<'de>>(
 }
 
 /// What another object sent back cannot be read: a fault between objects.
+/// The key a request (`HttpRequest`, as the worker reads it) presents.
+fn presented_key_of(request: JsValue) -> Result<Option<String>, Error> {
+    let request: HttpRequest = from_js(
+        request,
+        bad_answer("{ method, path, apiKey?, authorization? }"),
+    )?;
+    Ok(request.key())
+}
+
 fn bad_answer(what: &'static str) -> impl FnOnce(String) -> Error {
     move |e| Error::BadShardAnswer {
         reason: format!("{e} (expected {what})"),
@@ -1110,28 +1119,16 @@ impl JsLogEndpoints {
     /// `authorizeRequest(request)`: `authorizeIngest` with the key the request presents.
     #[wasm_bindgen(js_name = authorizeRequest)]
     pub fn authorize_request(&self, request: JsValue) -> Result<(), JsValue> {
-        let request: HttpRequest = from_js(
-            request,
-            bad_answer("{ method, path, apiKey?, authorization? }"),
-        )?;
-        Ok(self
-            .inner
-            .borrow()
-            .authorize_ingest(request.key().as_deref())?)
+        let key = presented_key_of(request)?;
+        Ok(self.inner.borrow().authorize_ingest(key.as_deref())?)
     }
 
     /// `authorizeStatus(request)`: throws unless the request presents an
     /// unrestricted query key (`GET /api/ingest/status`).
     #[wasm_bindgen(js_name = authorizeStatus)]
     pub fn authorize_status(&self, request: JsValue) -> Result<(), JsValue> {
-        let request: HttpRequest = from_js(
-            request,
-            bad_answer("{ method, path, apiKey?, authorization? }"),
-        )?;
-        Ok(self
-            .inner
-            .borrow()
-            .authorize_status(request.key().as_deref())?)
+        let key = presented_key_of(request)?;
+        Ok(self.inner.borrow().authorize_status(key.as_deref())?)
     }
 
     /// `LogEndpoints.ingestStatus(sharding, [[name, status], …])` → the
