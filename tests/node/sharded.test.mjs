@@ -636,6 +636,16 @@ test("one busy project-day outgrows its store: it splits across objects by size,
     assert.deepEqual(counted, whole.query("usage.api-requests-count", { project: busy }, QUERY_KEY));
     const status = await everyPartition(worker, "/status");
     assert.equal(status.reduce((n, s) => n + s.refusedEntries, 0), 0, "no entry was refused");
+    // A round sent again whose stored answer no longer reads: the rows it had
+    // handed back are named as refused, and only those (the shard kept the rest).
+    const damaged = await (await firstSplit.fetch("https://shard.internal/test/damage-answers", { method: "POST" })).json();
+    assert.ok(damaged.length > 0, "the first split handed rows back");
+    for (const { partition, round, overflowEntries } of damaged) {
+      const again = await firstSplit.fetch(`https://shard.internal/test/stored-answer?${new URLSearchParams({ partition, round })}`);
+      assert.equal(again.status, 200);
+      const report = JSON.parse(again.headers.get("X-Delivery"));
+      assert.deepEqual([report.duplicate, report.overflowEntries, report.refused.at(-1).entries, report.refused.at(-1).error.code], [true, 0, overflowEntries, "unreadable_batch"]);
+    }
   } finally {
     whole.free();
     await worker.dispose();

@@ -7,6 +7,9 @@
 // And an object's own paths, which a test calls through its namespace:
 // - a shard's POST /test/fail-storage?times=N: its next N storage writes throw;
 // - a shard's GET /test/failures: `{ failingWrites }` still to come (a test shows its faults fired);
+// - a shard's POST /test/damage-answers: the parts of its stored answers deleted; which answers
+//   handed rows back (`[{ partition, round, overflowEntries }]`);
+// - a shard's GET /test/stored-answer?partition=P&round=N: its answer to a round sent again;
 // - a shard's POST /test/damage-text-blocks: flips one byte of each text block in its SQLite;
 // - a shard's GET /test/snapshot: its stored snapshot's row (`{ lastBatchId, bytes }` or null),
 //   read without maintenance (which would write one);
@@ -145,6 +148,12 @@ export class ShardObject extends ProductShard {
       return Response.json({ failingWrites: this.failingWrites });
     }
     if (url.pathname === "/test/failures") return Response.json({ failingWrites: this.failingWrites ?? 0 });
+    if (url.pathname === "/test/damage-answers") {
+      const damaged = this.sql.exec("SELECT partition, round, report FROM answers WHERE overflow_bytes > 0").toArray();
+      this.sql.exec("DELETE FROM answer_parts");
+      return Response.json(damaged.map(({ partition, round, report }) => ({ partition, round, overflowEntries: JSON.parse(report).overflowEntries })));
+    }
+    if (url.pathname === "/test/stored-answer") return this.storedAnswer(url.searchParams.get("partition"), Number(url.searchParams.get("round")));
     for (const [path, flag] of [["/test/trap-next-snapshot", "trap-snapshot"], ["/test/trap-next-replay", "trap-replay"]]) {
       if (url.pathname !== path) continue;
       this.sql.exec("CREATE TABLE IF NOT EXISTS test_flags (name TEXT PRIMARY KEY)");
