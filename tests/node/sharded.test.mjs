@@ -439,6 +439,29 @@ test("a restart of the runtime during a stream of ingests loses no batch that go
   }
 });
 
+test("a directory partition whose stored snapshot does not read answers 503 naming it, rather than forgetting its shards", async () => {
+  const persisted = mkdtempSync(path.join(tmpdir(), "log-endpoints-directory-"));
+  let worker = await start(persisted);
+  try {
+    const project = "directory-damage";
+    assert.equal((await post(worker, "edge_logs", ndjson([{ id: "dd-1", timestamp: NOW * 1000 - 1000, project }]))).status, 200);
+    await distributed(worker);
+    assert.deepEqual(await idsOf(worker, project), ["dd-1"]);
+    const directories = await worker.getDurableObjectNamespace("DIRECTORY");
+    for (const name of LogEndpoints.directoryNames()) {
+      await directories.get(directories.idFromName(name)).fetch("https://directory.internal/test/fold-and-damage", { method: "POST" });
+    }
+    await worker.dispose();
+    worker = await start(persisted);
+    const res = await worker.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=FREE`, { headers: { "X-API-KEY": QUERY_KEY } });
+    assert.equal(res.status, 503);
+    assert.match((await res.json()).error.message, /the directory's stored snapshot does not read \(.*stored parts hold/);
+  } finally {
+    await worker.dispose();
+    rmSync(persisted, { recursive: true, force: true });
+  }
+});
+
 test("batches acknowledged and not yet distributed when the runtime stops are distributed after the restart (IngestObject.alarm)", async () => {
   let worker = await start(dir);
   const batchOf = (k) => Array.from({ length: 30 }, (_, i) => ({ id: `held${k}-${i}`, timestamp: NOW * 1000 - i * 1000, project: k % 2 ? `held-${k}` : `tenant-${k}` }));

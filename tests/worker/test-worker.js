@@ -21,6 +21,8 @@
 // - a directory partition's POST /test/fail-register?after=K&times=N: after K more
 //   registrations it takes, it answers the next N with 503 (in memory only);
 // - a directory partition's GET /test/failures: `{ after, times }` still to come (null: none armed);
+// - a directory partition's POST /test/fold-and-damage: its snapshot written, then its first part
+//   deleted (what it has in memory stays until the runtime restarts);
 // - an ingest partition's POST /test/damage-kept: the first byte of each batch it keeps flipped;
 // - an ingest partition's POST /test/release: a hold ends, and distribution starts;
 // - an ingest partition's POST /test/forget-alarm: its alarm deleted, as an eviction
@@ -77,6 +79,11 @@ export class DirectoryObject extends ProductDirectory {
       return Response.json(this.registerFailures);
     }
     if (url.pathname === "/test/failures") return Response.json(this.registerFailures ?? null);
+    if (url.pathname === "/test/fold-and-damage") {
+      this.fold();
+      this.sql.exec("DELETE FROM snapshot_parts WHERE part = 0");
+      return Response.json({ damaged: true });
+    }
     if (url.pathname === "/register" && this.registerFailures) {
       if (this.registerFailures.after > 0) this.registerFailures.after--;
       else if (this.registerFailures.times > 0) {
