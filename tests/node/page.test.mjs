@@ -323,6 +323,28 @@ test("a file named .gz that the browser saved unpacked is read as it is", async 
   assert.doesNotMatch(summary, /gzip/);
 });
 
+test("Stop reading ends a long load there: what was read is kept and answered, and the summary says so", async () => {
+  const total = 100_000;
+  writeFileSync(path.join(dir, "long.ndjson"), ndjson([...generate({ stream: "edge_logs", count: total, endMs: END, spanMs: 2 * 24 * 3600e3, seed: 7 })]));
+  const tab = watchRequests(await browser.newPage());
+  try {
+    await tab.goto(site.url);
+    await tab.waitForFunction(() => window.logEndpointsPage?.ready);
+    await tab.setInputFiles("#files", [path.join(dir, "long.ndjson"), path.join(dir, "functions.json.gz")]);
+    await tab.waitForFunction(() => !document.querySelector("#stop-reading").hidden && /[1-9][\d,]* entries read/.test(document.querySelector("#progress-text").textContent));
+    await tab.click("#stop-reading");
+    await tab.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent), null, { timeout: 60_000 });
+    const summary = await tab.textContent("#summary");
+    assert.match(summary, /Reading stopped at your request in long\.ndjson: the [\d,]+ whole entries before were read; 1 later file was not read\. Answers cover what was kept\./);
+    const held = Number(summary.match(/\(([\d,]+) edge, 0 function rows held\)/)?.[1].replaceAll(",", ""));
+    assert.ok(held > 0 && held < total, `${held} of ${total} entries held`);
+    assert.equal(await tab.isHidden("#stop-reading"), true, "the button goes with the load");
+    assert.equal(await tab.isDisabled("#run"), false, "what was read can be asked");
+  } finally {
+    await tab.close();
+  }
+});
+
 test("files without a project, or a CSV without ids, are explained", async () => {
   writeFileSync(path.join(dir, "no-project.ndjson"), ndjson(edge.slice(0, 20).map(({ project: _, ...rest }) => rest)));
   assert.match(await loadFresh([path.join(dir, "no-project.ndjson")]), /None of the 20 edge entries names a project/);

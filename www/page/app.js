@@ -77,6 +77,8 @@ async function loadNow(files) {
   $("#run").disabled = true;
   // A save while files load would hold only part of them, without saying so.
   $("#save").disabled = true;
+  $("#stop-reading").hidden = false;
+  $("#stop-reading").disabled = false;
   try {
     const summary = await ask({ type: "ingest", files: fresh, stream: $("#stream").value });
     // A saved analysis replaces what was held, so the files read before it are gone.
@@ -89,8 +91,15 @@ async function loadNow(files) {
     showRunState();
   } finally {
     $("#save").disabled = false;
+    $("#stop-reading").hidden = true;
   }
 }
+
+// What was read so far is kept and answered; the summary says where reading stopped.
+$("#stop-reading").addEventListener("click", () => {
+  $("#stop-reading").disabled = true;
+  worker.postMessage({ type: "stop-reading" });
+});
 
 /** Puts one load's summary on top of the earlier ones (the last few stay). */
 function addSummary(html) {

@@ -9,6 +9,8 @@ let OPTIONS = { apiKeys: [KEY] };
 /** Why `?max-store` was not used, said with the next summary. */
 let settingProblem = null;
 let service;
+/** Set by the page's Stop reading: the load under way ends after the piece it is reading. */
+let stopRequested = false;
 
 async function ready() {
   if (!service) {
@@ -60,6 +62,7 @@ async function isSnapshot(file) {
 
 async function ingest({ files, stream }) {
   await ready();
+  stopRequested = false;
   const summary = { accepted: 0, rejected: 0, reasons: settingProblem ? [settingProblem] : [], files: [] };
   settingProblem = null;
   /** A file that could not be read at all: named in the summary, and the others go on. */
@@ -106,6 +109,10 @@ async function ingest({ files, stream }) {
   let entries = 0;
   let lastReport = 0;
   for (const [at, file] of files.entries()) {
+    if (stopRequested) {
+      summary.reasons.unshift(`Reading stopped at your request: ${files.length - at} later file${files.length - at === 1 ? " was" : "s were"} not read. Answers cover what was kept.`);
+      break;
+    }
     // The module frames the file, routes each entry to its stream and ingests in batches.
     const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
     let fileBytes = 0;
@@ -113,6 +120,7 @@ async function ingest({ files, stream }) {
       // A gzip stream that breaks off (a cut download) ends the file there:
       // what was read before it is kept, and the summary says where it ended.
       let cut = null;
+      let stopped = false;
       let unpacked = 0;
       try {
         for await (const bytes of bytesOf(file, (read) => (fileBytes += read))) {
@@ -123,16 +131,26 @@ async function ingest({ files, stream }) {
             lastReport = now;
             const seen = entries + feed.entries;
             postMessage({ type: "progress", file: file.name, bytes: bytesDone + fileBytes, totalBytes, entries: seen, rate: seen / ((now - started) / 1000) });
+            // A file's chunks can arrive without a task between them: the page's Stop reading waits for one.
+            await new Promise((resolve) => setTimeout(resolve, 0));
           }
           if (feed.storeFull) break;
+          if (stopRequested) {
+            stopped = true;
+            break;
+          }
         }
       } catch (e) {
         if (!(e instanceof TypeError)) throw e;
         cut = e;
       }
-      // The module keeps the whole entries before a break, in any framing.
-      const done = cut ? feed.finishCut() : feed.finish();
-      if (cut || done.endsEarly) {
+      // The module keeps the whole entries before a break, in any framing; a
+      // file whose reading was stopped is one that broke off there.
+      const done = cut || stopped ? feed.finishCut() : feed.finish();
+      if (stopped) {
+        const later = files.length - at - 1;
+        cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read${later ? `; ${later} later file${later === 1 ? " was" : "s were"} not read` : ""}. Answers cover what was kept.`;
+      } else if (cut || done.endsEarly) {
         cut = cut && unpacked === 0
           ? `${file.name} is not valid gzip`
           : `${file.name} ends early (${cut ? "damaged or cut off gzip" : "a JSON array cut off before its end"}); the ${done.entries.toLocaleString("en-US")} whole entries before the break were read`;
@@ -140,10 +158,11 @@ async function ingest({ files, stream }) {
       entries += done.entries;
       summary.accepted += done.accepted;
       summary.rejected += done.rejectedTotal;
-      if (cut) summary.reasons.push(cut);
+      if (stopped) summary.reasons.unshift(cut);
+      else if (cut) summary.reasons.push(cut);
       summary.reasons.push(...done.rejected.slice(0, Math.max(0, 5 - summary.reasons.length)).map((r) => r.reason));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
-      if (storeFull(done.storeFull, files.length - at - 1)) break;
+      if (storeFull(done.storeFull, files.length - at - 1) || stopped) break;
     } catch (e) {
       // The module kept the entries before the flaw (the message says how many): counted as read.
       summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: e.message });
@@ -182,6 +201,11 @@ async function query({ endpoint, params, nowMs }) {
 }
 
 onmessage = async ({ data }) => {
+  // Answered by the load under way, which ends after the piece it is reading.
+  if (data.type === "stop-reading") {
+    stopRequested = true;
+    return;
+  }
   try {
     const answer =
       data.type === "ingest" ? await ingest(data)
