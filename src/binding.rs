@@ -160,7 +160,7 @@ export interface PreparedBatch {
   record: Uint8Array;
 }
 export type RouteInfo =
-  | { kind: "query" | "management" | "health"; methods: string[] }
+  | { kind: "query" | "management" | "health" | "ingest-status"; methods: string[] }
   | { kind: "ingest"; methods: string[] };
 export interface StoreStats {
   edgeEntries: number;
@@ -319,7 +319,6 @@ fn refuse_unknown_options<'de, T: Deserialize<'de>>(
     }
 }
 
-/// What another object sent back cannot be read: a fault between objects.
 /// The key a request (`HttpRequest`, as the worker reads it) presents.
 fn presented_key_of(request: JsValue) -> Result<Option<String>, Error> {
     let request: HttpRequest = from_js(
@@ -329,6 +328,7 @@ fn presented_key_of(request: JsValue) -> Result<Option<String>, Error> {
     Ok(request.key())
 }
 
+/// What another object sent back cannot be read: a fault between objects.
 fn bad_answer(what: &'static str) -> impl FnOnce(String) -> Error {
     move |e| Error::BadShardAnswer {
         reason: format!("{e} (expected {what})"),
@@ -1217,7 +1217,7 @@ impl JsLogEndpoints {
     }
 
     /// What a request path is: `{ kind: "query" | "management" | "ingest" |
-    /// "health", methods }`; throws 404 for any other path, and 405 when
+    /// "health" | "ingest-status", methods }`; throws 404 for any other path, and 405 when
     /// `method` is given and the route does not take it (OPTIONS it always takes).
     pub fn route(path: JsValue, method: JsValue) -> Result<JsValue, JsValue> {
         let route = Route::parse(&text_arg(&path, "path")?)?;

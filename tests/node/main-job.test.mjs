@@ -86,7 +86,7 @@ test("the main job serves as the analytics container: --host 0.0.0.0, keys and s
   if (!external) assert.ok(listensOnEveryInterface(port), `port ${port} is bound to every interface, not loopback alone`);
   // One object (SHARDING=off) keeps each batch before it answers: nothing waits to be distributed.
   const status = await fetch(`http://127.0.0.1:${port}/api/ingest/status`, { headers: { Authorization: `Bearer ${PRIVATE_TOKEN}` } });
-  const zero = { pendingBatches: 0, pendingBytes: 0, outboxDeliveries: 0, outboxEntries: 0, outboxShards: 0, oldestOutboxMs: 0, refusedDeliveries: 0, refusedEntries: 0 };
+  const zero = { pendingBatches: 0, pendingBytes: 0, outboxDeliveries: 0, outboxEntries: 0, outboxShards: 0, outboxShardNames: [], oldestOutboxMs: 0, refusedDeliveries: 0, refusedEntries: 0 };
   assert.deepEqual([status.status, await status.json()], [200, { sharding: false, total: zero, partitions: [] }]);
 
   const base = `http://127.0.0.1:${port}`;

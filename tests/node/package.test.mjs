@@ -86,6 +86,7 @@ test("sql is ignored, with a warning; a missing project_tier is FREE; Studio's i
   assert.equal(LogEndpoints.route("/api/logs/edge_logs").kind, "ingest");
   assert.deepEqual(LogEndpoints.route("/api/logs", "POST"), { kind: "ingest", methods: ["POST"] });
   assert.deepEqual(LogEndpoints.route("/health"), { kind: "health", methods: ["GET"] });
+  assert.deepEqual(LogEndpoints.route("/api/ingest/status", "GET"), { kind: "ingest-status", methods: ["GET"] });
   assert.throws(() => LogEndpoints.route("/nope"), (e) => e.status === 404 && e.code === "not_found");
 });
 

@@ -302,7 +302,7 @@ test("a shard that fails for a while holds back only its own deliveries: the oth
   const seen = await mf.dispatchFetch(`${BASE}/api/ingest/status`, { headers: { "X-API-KEY": QUERY_KEY } });
   assert.equal(seen.status, 200);
   const { sharding, total, partitions } = await seen.json();
-  assert.deepEqual([sharding, total.outboxShards, total.outboxDeliveries, partitions.length], [true, 1, waiting[0].outboxDeliveries, LogEndpoints.ingestNames().length]);
+  assert.deepEqual([sharding, total.outboxShardNames, total.outboxDeliveries, partitions.length], [true, [LogEndpoints.shardName(a, day)], waiting[0].outboxDeliveries, LogEndpoints.ingestNames().length]);
   assert.ok(total.oldestOutboxMs >= waiting[0].oldestOutboxMs, "the longest wait is shown");
   for (const [key, status] of [[INGEST_KEY, 403], [RESTRICTED.key, 403], [undefined, 401]]) {
     const refused = await mf.dispatchFetch(`${BASE}/api/ingest/status`, { headers: key ? { "X-API-KEY": key } : {} });

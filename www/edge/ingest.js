@@ -152,16 +152,18 @@ export class IngestObject {
   /** What is kept and not yet distributed (batches, and deliveries waiting in the outbox), and what shards refused. */
   status() {
     const pending = this.sql.exec("SELECT count(*) AS batches, coalesce(sum(bytes), 0) AS bytes FROM batches").one();
-    const outbox = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, count(DISTINCT shard) AS shards, min(nullif(queued_ms, 0)) AS since FROM outbox").one();
+    const outbox = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries, min(nullif(queued_ms, 0)) AS since FROM outbox").one();
+    const shards = this.sql.exec("SELECT DISTINCT shard FROM outbox ORDER BY shard").toArray().map((row) => row.shard);
     const refused = this.sql.exec("SELECT count(*) AS deliveries, coalesce(sum(entries), 0) AS entries FROM refused").one();
     return {
       pendingBatches: pending.batches,
       pendingBytes: pending.bytes,
       outboxDeliveries: outbox.deliveries,
       outboxEntries: outbox.entries,
-      outboxShards: outbox.shards,
+      outboxShards: shards.length,
+      outboxShardNames: shards,
       // How long the oldest waiting delivery has waited: what an operator watches for a shard that does not recover.
-      oldestOutboxMs: outbox.since === null ? 0 : Date.now() - outbox.since,
+      oldestOutboxMs: outbox.since === null ? 0 : Math.max(0, Date.now() - outbox.since),
       refusedDeliveries: refused.deliveries,
       refusedEntries: refused.entries,
     };

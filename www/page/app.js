@@ -77,6 +77,8 @@ async function loadNow(files) {
   $("#run").disabled = true;
   // A save while files load would hold only part of them, without saying so.
   $("#save").disabled = true;
+  // The box shows from the start, so that Stop reading can be clicked before the first progress.
+  $("#progress-box").hidden = false;
   $("#stop-reading").hidden = false;
   $("#stop-reading").disabled = false;
   try {

@@ -88,7 +88,13 @@ async function ingest({ files, stream }) {
       continue;
     }
     try {
-      const restored = LogEndpoints.fromSnapshot(new Uint8Array(await file.arrayBuffer()), OPTIONS);
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      // Stopped while it was read: what is held stays as it was.
+      if (stopRequested) {
+        unread(file, "not opened: reading stopped at your request");
+        continue;
+      }
+      const restored = LogEndpoints.fromSnapshot(bytes, OPTIONS);
       service.free();
       service = restored;
       opened = file;
@@ -124,6 +130,11 @@ async function ingest({ files, stream }) {
       let unpacked = 0;
       try {
         for await (const bytes of bytesOf(file, (read) => (fileBytes += read))) {
+          // Checked before a piece is taken: a stop after the last piece leaves the file whole.
+          if (stopRequested) {
+            stopped = true;
+            break;
+          }
           unpacked += bytes.byteLength;
           feed.push(bytes);
           const now = performance.now();
@@ -135,10 +146,6 @@ async function ingest({ files, stream }) {
             await new Promise((resolve) => setTimeout(resolve, 0));
           }
           if (feed.storeFull) break;
-          if (stopRequested) {
-            stopped = true;
-            break;
-          }
         }
       } catch (e) {
         if (!(e instanceof TypeError)) throw e;
