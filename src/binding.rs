@@ -1022,6 +1022,15 @@ impl JsLogEndpoints {
         Ok(settings)
     }
 
+    /// `LogEndpoints.isSameBatch(content, keptContent)`: whether a batch whose
+    /// key was kept (`keptContent`: the content kept with it, or null for a
+    /// key kept before contents were) is the same batch, not other content
+    /// under the same `Idempotency-Key`.
+    #[wasm_bindgen(js_name = isSameBatch)]
+    pub fn is_same_batch(content: &str, kept_content: Option<String>) -> bool {
+        crate::shard::BatchKey::is_same_batch(content, kept_content.as_deref())
+    }
+
     /// `LogEndpoints.shardName(project, day)` → the name of the shard that
     /// holds `project`'s entries of `day` (`null`: entries with no project).
     #[wasm_bindgen(js_name = shardName)]

@@ -53,6 +53,15 @@ impl BatchKey {
         }
     }
 
+    /// Whether a batch of `content` whose key was kept within the resend
+    /// window with `kept_content` is the same batch (acknowledged again, not
+    /// kept twice), rather than other content under the same
+    /// `Idempotency-Key` (422 `idempotency_key_reused`). A key kept before
+    /// contents were recorded (`None`) counts as the same batch.
+    pub fn is_same_batch(content: &str, kept_content: Option<&str>) -> bool {
+        kept_content.is_none_or(|kept| kept == content)
+    }
+
     /// The hash of a batch's source and decoded bytes.
     pub fn content_hash(source: &str, batch: &[u8]) -> u128 {
         let mut hasher = Xxh3::new();
@@ -67,6 +76,25 @@ impl BatchKey {
 mod tests {
     use super::*;
     use crate::error::Error;
+
+    #[test]
+    fn a_key_kept_with_other_content_is_other_content() {
+        let keyed = BatchKey::of("edge_logs", b"[1]", Some("job-1"));
+        assert!(BatchKey::is_same_batch(
+            &keyed.content,
+            Some(&keyed.content)
+        ));
+        assert!(
+            BatchKey::is_same_batch(&keyed.content, None),
+            "kept before contents were"
+        );
+        let other = BatchKey::of("edge_logs", b"[2]", Some("job-1"));
+        assert_eq!(other.key, keyed.key);
+        assert!(!BatchKey::is_same_batch(
+            &other.content,
+            Some(&keyed.content)
+        ));
+    }
 
     #[test]
     fn same_bytes_same_key_and_partition() {

@@ -23,14 +23,14 @@ export class SeenBatches {
   }
 
   /**
-   * Whether `key` was kept within the window: null if not, "same" when with
-   * this content (or content not recorded), "other" when an Idempotency-Key
-   * came with other content.
+   * Whether `key` was kept within the window: null if not, "same" for the
+   * same batch, "other" for other content under its Idempotency-Key (the
+   * core's rule, `isSameBatch`).
    */
   match(key, content, nowMs) {
     const [row] = this.sql.exec("SELECT content FROM seen WHERE key = ? AND received_ms >= ?", key, nowMs - SEEN_FOR_MS).toArray();
     if (!row) return null;
-    return row.content === null || row.content === content ? "same" : "other";
+    return LogEndpoints.isSameBatch(content, row.content) ? "same" : "other";
   }
 
   /** Records `key` and its batch's content (call it in the transaction that keeps the batch). */
