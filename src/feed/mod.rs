@@ -313,17 +313,14 @@ impl LogFeed {
             }
             Progress::Open | Progress::Broken(_) => {}
         }
-        match std::mem::replace(&mut self.framing, Framing::Lines) {
-            Framing::Array(_) | Framing::Csv(_) => {}
-            _ => {
-                let last = std::mem::take(&mut self.carry);
-                if !cut && self.full.is_none() {
-                    self.add_line(service, &last)?;
-                }
+        // NDJSON's last line has no line end; an array's or CSV's readers are done.
+        if !matches!(self.framing, Framing::Array(_) | Framing::Csv(_)) {
+            let last = std::mem::take(&mut self.carry);
+            if !cut && self.full.is_none() {
+                self.add_line(service, &last)?;
             }
         }
-        self.flush(service, Stream::Edge)?;
-        self.flush(service, Stream::Function)?;
+        self.flush_all(service)?;
         self.report.store_full = self.store_full();
         self.finished = true;
         Ok(self.report.clone())
@@ -414,10 +411,7 @@ impl LogFeed {
             return error;
         };
         let read = self.report.entries;
-        if let Err(other) = self
-            .flush(service, Stream::Edge)
-            .and_then(|()| self.flush(service, Stream::Function))
-        {
+        if let Err(other) = self.flush_all(service) {
             return other;
         }
         Error::UnreadableFile {
@@ -438,6 +432,12 @@ impl LogFeed {
             Stream::Function => function,
             Stream::Other => other,
         }
+    }
+
+    /// Ingests both streams' pending batches.
+    fn flush_all(&mut self, service: &mut LogEndpoints) -> Result<()> {
+        self.flush(service, Stream::Edge)?;
+        self.flush(service, Stream::Function)
     }
 
     fn flush(&mut self, service: &mut LogEndpoints, stream: Stream) -> Result<()> {

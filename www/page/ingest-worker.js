@@ -104,9 +104,11 @@ async function ingest({ files, stream }) {
   }
   files = logs;
   const svc = service;
+  /** "N later files were not read". */
+  const notRead = (later) => `${later} later file${later === 1 ? " was" : "s were"} not read`;
   /** A full store ends the reading: what was read is answered, and the summary says how far it got. Whether it is full. */
   const storeFull = (why, later) => {
-    if (why) summary.reasons.unshift(`${why}${later ? `; ${later} later file${later === 1 ? " was" : "s were"} not read` : ""}. Answers cover what was kept.`);
+    if (why) summary.reasons.unshift(`${why}${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`);
     return Boolean(why);
   };
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
@@ -116,7 +118,7 @@ async function ingest({ files, stream }) {
   let lastReport = 0;
   for (const [at, file] of files.entries()) {
     if (stopRequested) {
-      summary.reasons.unshift(`Reading stopped at your request: ${files.length - at} later file${files.length - at === 1 ? " was" : "s were"} not read. Answers cover what was kept.`);
+      summary.reasons.unshift(`Reading stopped at your request: ${notRead(files.length - at)}. Answers cover what was kept.`);
       break;
     }
     // The module frames the file, routes each entry to its stream and ingests in batches.
@@ -156,7 +158,7 @@ async function ingest({ files, stream }) {
       const done = cut || stopped ? feed.finishCut() : feed.finish();
       if (stopped) {
         const later = files.length - at - 1;
-        cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read${later ? `; ${later} later file${later === 1 ? " was" : "s were"} not read` : ""}. Answers cover what was kept.`;
+        cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
       } else if (cut || done.endsEarly) {
         cut = cut && unpacked === 0
           ? `${file.name} is not valid gzip`
