@@ -10,10 +10,8 @@
 // LogFeed frames them and sends each entry to the function stream when it has
 // function fields, else to the edge stream, unless --stream says otherwise.
 import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
-import { Readable } from "node:stream";
 import { dirname, resolve } from "node:path";
 import { parseArgs as parseNodeArgs } from "node:util";
-import { createGunzip } from "node:zlib";
 import { LogEndpoints, LogFeed } from "./node.js";
 
 const USAGE = `usage:
@@ -118,46 +116,9 @@ function progressReporter(label, totalBytes) {
   };
 }
 
-/**
- * A file's bytes, gunzipped when they begin as gzip does (whatever its name):
- * told from the first chunk, so that a pipe (`--logs <(…)`) reads too.
- * `onRead(n)`: n bytes of the file itself were read (before gunzip).
- */
-async function* fileBytes(file, onRead) {
-  const chunks = (file === "-" ? process.stdin : createReadStream(file))[Symbol.asyncIterator]();
-  let first = Buffer.alloc(0);
-  let ended = false;
-  while (first.length < 2 && !ended) {
-    const next = await chunks.next();
-    if (next.done) ended = true;
-    else first = Buffer.concat([first, next.value]);
-  }
-  const all = async function* () {
-    if (first.length) {
-      onRead(first.length);
-      yield first;
-    }
-    if (ended) return;
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
-      onRead(next.value.length);
-      yield next.value;
-    }
-  };
-  // A reader that stops early (a full store) closes the file.
-  try {
-    if (first[0] !== 0x1f || first[1] !== 0x8b) return yield* all();
-    // A read error after the first chunk reaches the reader through gunzip.
-    const gunzip = createGunzip();
-    const source = Readable.from(all());
-    source.on("error", (e) => gunzip.destroy(e));
-    try {
-      yield* source.pipe(gunzip);
-    } finally {
-      source.destroy();
-    }
-  } finally {
-    await chunks.return?.();
-  }
+/** A file's bytes as they are read (the module unpacks gzip); a reader that stops early closes the file. */
+function fileBytes(file) {
+  return file === "-" ? process.stdin : createReadStream(file);
 }
 
 /** Why a file cannot be read, in words (no errno names). */
@@ -212,40 +173,35 @@ function onceEach(files) {
  */
 async function ingestFile(svc, file, forcedStream, totals) {
   const size = readableSize(file);
-  let fileRead = 0;
-  const input = fileBytes(file, (n) => (fileRead += n));
   const progress = progressReporter(file, size);
   const name = file === "-" ? "standard input" : file;
   let feed;
   let bytesRead = 0;
   try {
     feed = new LogFeed(svc, { stream: forcedStream, source: name });
-    let cut = false;
-    try {
-      for await (const chunk of input) {
-        bytesRead += chunk.length;
-        feed.push(chunk);
-        progress.update(fileRead, feed.entries);
-        if (feed.storeFull) break;
-      }
-    } catch (e) {
-      const gzipBroke = e.code === "Z_DATA_ERROR" || e.code === "Z_BUF_ERROR";
-      if (!gzipBroke) throw e;
-      if (bytesRead === 0) throw new InputError(`${name} is not valid gzip`);
-      cut = true;
+    for await (const chunk of fileBytes(file)) {
+      bytesRead += chunk.length;
+      feed.push(chunk);
+      progress.update(bytesRead, feed.entries);
+      if (feed.readsNoMore) break;
     }
-    // The module keeps the whole entries before a break, in any framing.
-    const done = cut ? feed.finishCut() : feed.finish();
-    if (done.endsEarly) {
-      const why = cut ? "damaged or cut-off gzip" : "a JSON array cut off before its end";
-      process.stderr.write(`warning: ${name} ends early (${why}); the ${plural(done.entries, "whole entry", "whole entries")} before the break ${done.entries === 1 ? "was" : "were"} read\n`);
-    }
+    // The module keeps the whole entries before a break (a cut or damaged gzip, an array cut short) and says so.
+    const done = feed.finish();
+    if (done.endsEarly) process.stderr.write(`warning: ${done.endsEarly}\n`);
     totals.accepted += done.accepted;
     totals.rejected += done.rejectedTotal;
     totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
     totals.full = done.storeFull;
     return !done.storeFull;
   } catch (e) {
+    // A file that breaks in its middle (an array, CSV): the module kept the entries before
+    // the flaw and says how many; the answer covers them, as it does a cut file's.
+    if (e.code === "unreadable_batch" && feed?.accepted > 0) {
+      process.stderr.write(`warning: ${e.message}\n`);
+      totals.accepted += feed.accepted;
+      totals.rejected += feed.rejectedTotal;
+      return true;
+    }
     if (e instanceof InputError) throw e;
     if (typeof e.code === "string" && e.syscall) throw unreadable(name, e);
     // The module's errors (an unreadable file, an unknown --stream) are about the input.

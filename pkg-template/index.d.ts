@@ -72,7 +72,7 @@ export declare class LogFeed {
   /** The next piece of the input: bytes (split at any byte) or text (split between characters, not inside a surrogate pair). */
   push(bytes: Uint8Array | string): void;
   finish(): FeedReport;
-  /** `finish` for an input that broke off (a cut download, a damaged gzip stream): the whole entries before the break are kept, the one it went through is left out. */
+  /** `finish` for an input that broke off (a cut download, a read that failed or was stopped): the whole entries before the break are kept, the one it went through is left out. */
   finishCut(): FeedReport;
   readonly entries: number;
   readonly accepted: number;
@@ -80,6 +80,8 @@ export declare class LogFeed {
   readonly rejectedTotal: number;
   /** Why reading stopped (the store filled), once it has: `push` takes no more input. Null otherwise. */
   readonly storeFull: string | null;
+  /** The rest of the input need not be given (`push` takes no more): the store filled, or its gzip data broke. `finish` says which. */
+  readonly readsNoMore: boolean;
   free(): void;
 }
 

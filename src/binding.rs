@@ -94,8 +94,8 @@ export interface FeedOptions {
 /** A finished feed: its entries, and what became of them (rejections by their 0-based place in the input, the first five listed). */
 export interface FeedReport extends IngestReport {
   entries: number;
-  /** The input ended inside an entry (`finishCut`, or a JSON array that stops before its `]`): the whole entries before the end were read. */
-  endsEarly: boolean;
+  /** Where and why the input stopped being whole, in words (gzip cut off or damaged, a JSON array that stops before its `]`, `finishCut`): the whole entries before were read. Null when it was whole. */
+  endsEarly: string | null;
   /** Why reading stopped early: the store filled (`limits.maxStoreBytes`); what was read is kept. Null otherwise. */
   storeFull: string | null;
 }
@@ -1636,9 +1636,9 @@ impl JsLogFeed {
         to_js(&report)
     }
 
-    /// `finish` for an input that broke off (a cut download, a damaged gzip
-    /// stream): the whole entries before the break are kept, the one it went
-    /// through is left out.
+    /// `finish` for an input that broke off (a cut download, a read that
+    /// failed or was stopped): the whole entries before the break are kept,
+    /// the one it went through is left out.
     #[wasm_bindgen(js_name = finishCut)]
     pub fn finish_cut(&mut self) -> Result<JsValue, JsValue> {
         let report = self.feed.finish_cut(&mut self.service.borrow_mut())?;
@@ -1668,6 +1668,13 @@ impl JsLogFeed {
     #[wasm_bindgen(getter, js_name = storeFull)]
     pub fn store_full(&self) -> Option<String> {
         self.feed.store_full()
+    }
+
+    /// Whether the rest of the input need not be given (`push` takes no
+    /// more of it): the store filled, or its gzip data broke. `finish` says which.
+    #[wasm_bindgen(getter, js_name = readsNoMore)]
+    pub fn reads_no_more(&self) -> bool {
+        self.feed.reads_no_more()
     }
 }
 

@@ -67,13 +67,16 @@ impl CsvReader {
         cut: bool,
         each: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
-        let end = match at_end && !cut {
+        // A quote left open at the end would make the rest of the file one
+        // cell (the crate reads it so): the records before it are read, and it is refused.
+        let open_quote = at_end && !cut && matches!(self.cell, Cell::Quoted);
+        let end = match at_end && !cut && !open_quote {
             true => self.unread.len(),
             false => self.whole,
         };
         // A header cut off names no columns: there is nothing to read.
         if end == 0 {
-            return Ok(());
+            return self.refuse_open_quote(source, open_quote);
         }
         let Self {
             unread,
@@ -126,7 +129,19 @@ impl CsvReader {
         unread.drain(..end);
         self.scanned -= end;
         self.whole = 0;
-        Ok(())
+        self.refuse_open_quote(source, open_quote)
+    }
+
+    fn refuse_open_quote(&self, source: &str, open_quote: bool) -> Result<()> {
+        match open_quote {
+            true => Err(Error::UnreadableFile {
+                reason: format!(
+                    "{source} is not readable CSV (entry {}: a quoted cell opens and never closes)",
+                    self.records + 1
+                ),
+            }),
+            false => Ok(()),
+        }
     }
 }
 
@@ -211,6 +226,28 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A quote that opens and never closes would make the rest of the file
+    /// one cell: the records before it are read, and the file is refused
+    /// there, naming the entry (it was read as one entry, silently).
+    #[test]
+    fn a_quote_left_open_is_refused_after_the_records_before_it() {
+        let text = b"id,timestamp,event_message\na,1,ok\nb,2,\"never closed\nc,3,lost\nd,4,lost\n";
+        let mut reader = CsvReader::default();
+        let mut read = Vec::new();
+        reader.push(text);
+        let mut each = |entry: &[u8]| {
+            read.push(String::from_utf8_lossy(entry).into_owned());
+            Ok(())
+        };
+        reader.read("x.csv", false, false, &mut each).unwrap();
+        let error = reader.read("x.csv", true, false, &mut each).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "x.csv is not readable CSV (entry 2: a quoted cell opens and never closes)"
+        );
+        assert_eq!(read, [r#"{"id":"a","timestamp":1,"event_message":"ok"}"#]);
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //! `timestamp` (and `id`, which every entry needs), as Supabase Studio's Logs Explorer exports results
 //! (`metadata` as a JSON text column, `null` written as the word). Each is
 //! read entry by entry as it arrives, so a file of any size is read in the
-//! memory of one batch, and a store that fills stops the reading there.
+//! memory of one batch, and a store that fills stops the reading there. Each
+//! may be gzip-compressed (told by its first bytes).
 
 mod array;
 mod csv_records;
+mod gunzip;
 
 use std::sync::OnceLock;
 
@@ -26,6 +28,7 @@ use crate::ingest::{
 use crate::service::LogEndpoints;
 use array::{ArrayReader, Progress};
 use csv_records::CsvReader;
+use gunzip::Gunzip;
 
 /// How many rejections a feed describes (all are counted).
 const REPORTED_REASONS: usize = 5;
@@ -60,12 +63,21 @@ pub struct FeedReport {
     pub entries: usize,
     #[serde(flatten)]
     pub report: IngestReport,
-    /// The input ended inside an entry (`finish_cut`, or a JSON array that
-    /// stops before its `]`): the whole entries before the end were read.
-    pub ends_early: bool,
+    /// The input ended inside an entry, said in words: a gzip stream cut
+    /// off or damaged, a JSON array that stops before its `]`, or
+    /// `finish_cut`. The whole entries before the end were read.
+    pub ends_early: Option<String>,
     /// Why reading stopped early: the store filled. The entries read until
     /// then are kept and answered; the rest of the input is not read.
     pub store_full: Option<String>,
+}
+
+/// Whether the input is gzip, once its first two bytes are seen.
+enum Packing {
+    /// Fewer than two bytes have come: those that have.
+    Undecided(Vec<u8>),
+    Plain,
+    Gzip(Box<Gunzip>),
 }
 
 /// How the input is framed, once its first non-blank byte is seen.
@@ -91,6 +103,7 @@ pub struct LogFeed {
     forced: Option<Stream>,
     source: String,
     batch_bytes: usize,
+    packing: Packing,
     framing: Framing,
     /// Whether pending batches are JSON arrays (the input was one, or CSV,
     /// whose `metadata` cells may hold line ends) or NDJSON.
@@ -121,6 +134,7 @@ impl LogFeed {
             forced: stream.map(Stream::from_name).transpose()?,
             source: source.to_owned(),
             batch_bytes: batch_bytes.max(1),
+            packing: Packing::Undecided(Vec::new()),
             framing: Framing::Undecided,
             arrays: false,
             carry: Vec::new(),
@@ -128,7 +142,7 @@ impl LogFeed {
             report: FeedReport {
                 entries: 0,
                 report: IngestReport::new(REPORTED_REASONS),
-                ends_early: false,
+                ends_early: None,
                 store_full: None,
             },
             finished: false,
@@ -177,10 +191,55 @@ impl LogFeed {
         ))
     }
 
+    /// Whether the rest of the input need not be given: the store filled,
+    /// or the gzip data broke (`finish` says so).
+    pub fn reads_no_more(&self) -> bool {
+        self.full.is_some() || matches!(&self.packing, Packing::Gzip(gunzip) if gunzip.broke())
+    }
+
     /// Adds the next piece of input (any split, even inside a line or a
-    /// character); once the store is full (`store_full`), the rest is not read.
+    /// character, or inside gzip data); once `reads_no_more`, the rest is not read.
     pub fn push(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
         self.refuse_if_finished()?;
+        if self.reads_no_more() {
+            return Ok(());
+        }
+        match &mut self.packing {
+            Packing::Plain => self.push_plain(service, bytes),
+            Packing::Gzip(_) => self.push_gzip(service, bytes),
+            Packing::Undecided(head) if head.is_empty() && bytes.len() >= GZIP_MAGIC.len() => {
+                self.packing = Self::packing_of(bytes);
+                self.push(service, bytes)
+            }
+            Packing::Undecided(head) => {
+                head.extend_from_slice(bytes);
+                if head.len() < GZIP_MAGIC.len() {
+                    return Ok(());
+                }
+                let head = std::mem::take(head);
+                self.packing = Self::packing_of(&head);
+                self.push(service, &head)
+            }
+        }
+    }
+
+    fn packing_of(start: &[u8]) -> Packing {
+        match start.starts_with(&GZIP_MAGIC) {
+            true => Packing::Gzip(Box::new(Gunzip::new())),
+            false => Packing::Plain,
+        }
+    }
+
+    fn push_gzip(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
+        let Packing::Gzip(mut gunzip) = std::mem::replace(&mut self.packing, Packing::Plain) else {
+            return self.push_plain(service, bytes);
+        };
+        let unpacked = gunzip.unpack(bytes, &mut |text| self.push_plain(service, text));
+        self.packing = Packing::Gzip(gunzip);
+        unpacked
+    }
+
+    fn push_plain(&mut self, service: &mut LogEndpoints, bytes: &[u8]) -> Result<()> {
         if self.full.is_some() {
             return Ok(());
         }
@@ -204,7 +263,7 @@ impl LogFeed {
             let start = start.to_vec();
             self.carry.clear();
             self.decide(&start);
-            return self.push(service, &start);
+            return self.push_plain(service, &start);
         }
         match &mut self.framing {
             Framing::Array(array) => {
@@ -234,20 +293,19 @@ impl LogFeed {
         }
     }
 
-    /// Refuses an input that begins as a snapshot or a gzip stream does
-    /// (told by its first bytes): read as lines, its first line was refused
-    /// as not UTF-8 and the rest as not JSON, and nothing said what it was.
+    /// Refuses an input that begins as a snapshot does (told by its first
+    /// bytes): read as lines, its first line was refused as not UTF-8 and
+    /// the rest as not JSON, and nothing said what it was.
     fn refuse_if_not_logs(&self) -> Result<()> {
-        let what = if crate::snapshot::has_magic(&self.carry) {
-            "a saved store (a snapshot), not logs: open it instead (`LogEndpoints.fromSnapshot`, the CLI's `--open`; the page opens it when it is dropped)"
-        } else if self.carry.starts_with(&GZIP_MAGIC) {
-            "gzip-compressed: decompress it first (the CLI and the page do)"
-        } else {
-            return Ok(());
-        };
-        Err(Error::UnreadableFile {
-            reason: format!("{}: it is {what}", self.source),
-        })
+        match crate::snapshot::has_magic(&self.carry) {
+            true => Err(Error::UnreadableFile {
+                reason: format!(
+                    "{}: it is a saved store (a snapshot), not logs: open it instead (`LogEndpoints.fromSnapshot`, the CLI's `--open`; the page opens it when it is dropped)",
+                    self.source
+                ),
+            }),
+            false => Ok(()),
+        }
     }
 
     /// Picks the framing from the input's first non-blank bytes.
@@ -276,9 +334,29 @@ impl LogFeed {
         self.finish_input(service, true)
     }
 
-    fn finish_input(&mut self, service: &mut LogEndpoints, cut: bool) -> Result<FeedReport> {
+    fn finish_input(&mut self, service: &mut LogEndpoints, broke_off: bool) -> Result<FeedReport> {
         self.refuse_if_finished()?;
-        self.report.ends_early = cut;
+        if let Packing::Undecided(head) = &mut self.packing {
+            let head = std::mem::take(head);
+            self.packing = Packing::Plain;
+            self.push_plain(service, &head)?;
+        }
+        // Where the input stopped being whole, in words; `cut`: inside an entry.
+        let (mut ends_early, cut) = match (&self.packing, broke_off) {
+            _ if self.full.is_some() => (None, false),
+            (_, true) => (Some("it broke off".to_owned()), true),
+            (Packing::Gzip(gunzip), false) => match gunzip.flaw(true) {
+                Some(flaw) if !gunzip.unpacked_any() => {
+                    self.finished = true;
+                    return Err(Error::UnreadableFile {
+                        reason: format!("{} is not valid gzip ({})", self.source, flaw.not_gzip()),
+                    });
+                }
+                Some(flaw) => (Some(flaw.ends_early()), flaw.cuts_an_entry()),
+                None => (None, false),
+            },
+            _ => (None, false),
+        };
         if let Framing::Undecided = self.framing {
             // A one-line input: decide on what there is.
             let text = std::mem::take(&mut self.carry);
@@ -286,7 +364,7 @@ impl LogFeed {
             let start = text.trim_ascii_start();
             if !start.is_empty() {
                 self.decide(start);
-                self.push(service, start)?;
+                self.push_plain(service, start)?;
             }
         }
         // Once the store is full, what the readers still hold is not read
@@ -309,7 +387,7 @@ impl LogFeed {
                         ),
                     });
                 }
-                self.report.ends_early = true;
+                ends_early.get_or_insert_with(|| "a JSON array cut off before its end".to_owned());
             }
             Progress::Open | Progress::Broken(_) => {}
         }
@@ -322,12 +400,24 @@ impl LogFeed {
         }
         self.flush_all(service)?;
         self.report.store_full = self.store_full();
+        self.report.ends_early = ends_early.map(|why| {
+            let read = match self.report.entries {
+                1 => "the 1 whole entry before the break was read".to_owned(),
+                n => format!(
+                    "the {} whole entries before the break were read",
+                    grouped(n)
+                ),
+            };
+            format!("{} ends early ({why}); {read}", self.source)
+        });
         self.finished = true;
         Ok(self.report.clone())
     }
 
     fn add_line(&mut self, service: &mut LogEndpoints, line: &[u8]) -> Result<()> {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // Files joined with `cat` keep each one's byte order mark.
+        let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
         if is_blank(line) {
             return Ok(());
         }
@@ -503,8 +593,22 @@ impl LogFeed {
     }
 }
 
+/// `n` with its thousands grouped by commas (12,345), as the page and the CLI print counts.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    use super::gunzip::tests::gzip;
     use super::*;
     use crate::{ApiKey, Config, Params};
 
@@ -599,7 +703,7 @@ mod tests {
             let report = feeder.finish(&mut svc).unwrap();
             assert!(report.entries < 40_000, "{name}: {report:?}");
             // What the readers held when the store filled is not read: no cut, no error.
-            assert!(!report.ends_early, "{name}: {report:?}");
+            assert!(report.ends_early.is_none(), "{name}: {report:?}");
             let why = report.store_full.unwrap_or_default();
             assert!(
                 why.ends_with(" read after them were not, and the rest of it was not read"),
@@ -638,7 +742,7 @@ mod tests {
                 (
                     4_001 - usize::from(input.starts_with("id")),
                     report.entries,
-                    false
+                    None
                 )
             );
         }
@@ -682,17 +786,15 @@ mod tests {
         assert_eq!(svc.stats().edge_entries, 1);
     }
 
-    /// A snapshot or a gzip stream fed as logs is refused saying what it is,
-    /// however the bytes are split.
+    /// A snapshot fed as logs, gzipped or not, is refused saying what it
+    /// is, however the bytes are split.
     #[test]
-    fn a_snapshot_or_gzip_given_as_logs_is_named() {
+    fn a_snapshot_given_as_logs_is_named() {
         let mut svc = service();
         let snapshot = svc.snapshot();
-        let gzip = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, b'\n', 1, 2];
-        for (bytes, said) in [
-            (&snapshot[..], "a saved store (a snapshot)"),
-            (&gzip[..], "gzip-compressed"),
-        ] {
+        let zipped = gzip(&snapshot);
+        for bytes in [&snapshot[..], &zipped[..]] {
+            let said = "a saved store (a snapshot)";
             for piece in [1, 3, bytes.len()] {
                 let mut feeder = LogFeed::new(None, "x.log", 1 << 20).unwrap();
                 let refused = bytes
@@ -705,6 +807,113 @@ mod tests {
                     "{piece}: {message}"
                 );
             }
+        }
+    }
+
+    /// Gzip input, in one member or several (`cat a.gz b.gz`), reads as
+    /// the text it unpacks to, in each framing and at any split.
+    #[test]
+    fn gzip_input_reads_as_its_text() {
+        let entries: Vec<String> = (0..300)
+            .map(|i| EDGE.replace("\"e1\"", &format!("\"e{i}\"")))
+            .collect();
+        let ndjson = entries.join("\n") + "\n";
+        let array = format!("[{}]", entries.join(",\n"));
+        for text in [&ndjson, &array] {
+            let (first, second) = text.split_at(text.len() / 3);
+            let mut members = gzip(first.as_bytes());
+            members.extend(gzip(second.as_bytes()));
+            for piece in [1, 100, members.len()] {
+                let mut svc = service();
+                let mut feeder = LogFeed::new(None, "x.gz", 4 << 10).unwrap();
+                for chunk in members.chunks(piece) {
+                    feeder.push(&mut svc, chunk).unwrap();
+                }
+                let report = feeder.finish(&mut svc).unwrap();
+                assert_eq!(
+                    (report.report.accepted, report.ends_early),
+                    (300, None),
+                    "pieces of {piece}"
+                );
+            }
+        }
+    }
+
+    /// Gzip that breaks off, is damaged, or is followed by other bytes
+    /// keeps what unpacked before the flaw, and the report says where
+    /// reading ended; a file none of whose data unpacks is not gzip.
+    #[test]
+    fn a_gzip_flaw_ends_the_reading_there_and_says_so() {
+        let entries: Vec<String> = (0..3000)
+            .map(|i| EDGE.replace("\"e1\"", &format!("\"e{i:04}\"")))
+            .collect();
+        let whole = gzip((entries.join("\n") + "\n").as_bytes());
+        let feed = |bytes: &[u8]| {
+            let mut svc = service();
+            let mut feeder = LogFeed::new(None, "x.gz", 64 << 10).unwrap();
+            for chunk in bytes.chunks(4096) {
+                if feeder.reads_no_more() {
+                    break;
+                }
+                feeder.push(&mut svc, chunk).unwrap();
+            }
+            feeder.finish(&mut svc).map_err(|e| e.to_string())
+        };
+        let cut = feed(&whole[..whole.len() / 2]).unwrap();
+        let kept = cut.report.accepted;
+        assert!(kept > 100 && kept < 3000, "{cut:?}");
+        assert_eq!(
+            cut.ends_early.as_deref(),
+            Some(format!("x.gz ends early (cut-off gzip); the {} whole entries before the break were read", grouped(kept)).as_str())
+        );
+        assert_eq!(
+            cut.report.rejected_total, 0,
+            "the entry the cut went through is left out"
+        );
+
+        let mut damaged = whole.clone();
+        let middle = damaged.len() / 2;
+        damaged[middle..middle + 200].fill(0xa5);
+        let report = feed(&damaged).unwrap();
+        let said = report.ends_early.unwrap_or_default();
+        assert!(
+            said.starts_with("x.gz ends early (damaged gzip: "),
+            "{said}"
+        );
+
+        let mut trailed = whole.clone();
+        trailed.extend(b"not gzip");
+        let report = feed(&trailed).unwrap();
+        assert_eq!(
+            report.report.accepted, 3000,
+            "every entry of the gzip data is whole"
+        );
+        assert_eq!(
+            report.ends_early.as_deref(),
+            Some(format!("x.gz ends early (bytes that are not gzip follow its gzip data at byte {}); the 3,000 whole entries before the break were read", whole.len()).as_str())
+        );
+
+        let refused = feed(&[0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]).unwrap_err();
+        assert!(
+            refused.contains("x.gz is not valid gzip (unknown compression method at byte "),
+            "{refused}"
+        );
+        let refused = feed(&whole[..5]).unwrap_err();
+        assert!(
+            refused.ends_with("x.gz is not valid gzip (it stops before any data)"),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        for (n, said) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (1234567, "1,234,567"),
+        ] {
+            assert_eq!(grouped(n), said);
         }
     }
 
@@ -759,7 +968,7 @@ mod tests {
                     "{name} cut at {cut}: {:?}",
                     &input[..cut]
                 );
-                assert!(report.ends_early);
+                assert!(report.ends_early.is_some());
                 // A plain file cut off (no gzip to say so): an array that
                 // stops before its end reads as far, and says it ended early.
                 if name == "array" && cut > 0 {
@@ -768,7 +977,7 @@ mod tests {
                     feeder.push(&mut svc, &input.as_bytes()[..cut]).unwrap();
                     let plain = feeder
                         .finish(&mut svc)
-                        .map(|r| (r.report.accepted, r.ends_early));
+                        .map(|r| (r.report.accepted, r.ends_early.is_some()));
                     let expected = match whole {
                         0 => None,
                         _ => Some((whole, cut < input.len())),
@@ -849,7 +1058,8 @@ mod tests {
 
     #[test]
     fn routes_by_fields_whatever_the_pieces() {
-        let ndjson = format!("\u{feff}{EDGE}\r\n{FUNCTION}\n\nnot json\n{EDGE}");
+        // The last line as `cat` leaves a second file's first: after its byte order mark.
+        let ndjson = format!("\u{feff}{EDGE}\r\n{FUNCTION}\n\nnot json\n\u{feff}{EDGE}");
         let array = format!("  [{EDGE},\n  {FUNCTION},\n  5]");
         for piece in [1, 3, 7, 64, 4096] {
             for batch_bytes in [1, 100, 1 << 20] {
@@ -1019,7 +1229,7 @@ mod tests {
             feeder
                 .push(&mut svc, bytes)
                 .and_then(|()| feeder.finish(&mut svc))
-                .map(|r| (r.report.accepted, r.ends_early))
+                .map(|r| (r.report.accepted, r.ends_early.is_some()))
                 .map_err(|e| e.to_string())
         };
         assert_eq!(finish(&text.as_bytes()[..cut]), Ok((1, true)));

@@ -266,10 +266,24 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   writeFileSync(path.join(dir, "not.gz"), Buffer.from([0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]));
   const notGzip = cli("query", "logs.all", "--logs", "not.gz", "--param", `project=${project}`);
   assert.equal(notGzip.status, 2, "unreadable input");
-  assert.match(notGzip.stderr, /^error: not\.gz is not valid gzip\n/);
-  // Standard input as `--logs -`; parameters the endpoint does not take, or
-  // given twice, and an endpoint whose stream no file held, are warned of.
-  const piped = spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), ["query", "functions.invocation-stats", "--logs", "-", "--logs", "-", ...countParams], { cwd: dir, encoding: "utf8", input: gzipSync(ndjson(fns)) });
+  assert.match(notGzip.stderr, /^error: not\.gz is not valid gzip \(unknown compression method at byte \d+\)\n/);
+  // An array that breaks in its middle: the entries before the flaw are kept
+  // and answered, with the module's warning saying how many (it was exit 2, nothing answered).
+  const elements = fns.map((entry) => JSON.stringify(entry));
+  const half = Math.floor(elements.length / 2);
+  writeFileSync(path.join(dir, "half-broken.json"), `[${elements.slice(0, half).join(",")},{"id": oops},${elements.slice(half).join(",")}]`);
+  const halfBroken = cli("query", "functions.invocation-stats", "--logs", "half-broken.json", "--logs", "edge.ndjson", ...countParams);
+  assert.equal(halfBroken.status, 0, halfBroken.stderr);
+  assert.match(halfBroken.stderr, new RegExp(`warning: half-broken\\.json is not a valid JSON array \\(.*\\); ${half} of the ${half} entries before it were kept\n`));
+  writeFileSync(path.join(dir, "half.json"), `[${elements.slice(0, half).join(",")}]`);
+  const halfWhole = cli("query", "functions.invocation-stats", "--logs", "half.json", "--logs", "edge.ndjson", ...countParams);
+  assert.deepEqual(JSON.parse(halfBroken.stdout), JSON.parse(halfWhole.stdout), "the kept half is answered");
+  assert.notDeepEqual(JSON.parse(halfBroken.stdout), JSON.parse(once.stdout));
+  // Standard input as `--logs -`, here gzip in two members (`cat a.gz b.gz`), read whole;
+  // parameters the endpoint does not take, or given twice, and an endpoint whose
+  // stream no file held, are warned of.
+  const members = Buffer.concat([gzipSync(ndjson(fns.slice(0, 100))), gzipSync(ndjson(fns.slice(100)))]);
+  const piped = spawnSync(path.join(dir, "node_modules/.bin/log-endpoints"), ["query", "functions.invocation-stats", "--logs", "-", "--logs", "-", ...countParams], { cwd: dir, encoding: "utf8", input: members });
   assert.equal(piped.status, 0, piped.stderr);
   assert.deepEqual(JSON.parse(piped.stdout), JSON.parse(once.stdout));
   assert.match(piped.stderr, /warning: - \(standard input\) is given twice; it is read once/);

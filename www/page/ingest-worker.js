@@ -30,28 +30,18 @@ async function ready() {
   return service;
 }
 
-/**
- * Byte chunks of a File, gunzipped when it is gzip (by its first bytes: a
- * browser may save a download unpacked under its `.gz` name);
- * `onRead` is told each chunk's size as read from the file (before gunzip),
- * so progress follows the file, compressed or not.
- */
-async function* bytesOf(file, onRead) {
-  const head = new Uint8Array(await file.slice(0, 2).arrayBuffer());
-  let stream = file.stream().pipeThrough(new TransformStream({
-    transform(chunk, controller) {
-      onRead(chunk.byteLength);
-      controller.enqueue(chunk);
-    },
-  }));
-  if (head[0] === 0x1f && head[1] === 0x8b) {
-    stream = stream.pipeThrough(new DecompressionStream("gzip"));
-  }
-  const reader = stream.getReader();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    yield value;
+/** Byte chunks of a File as they are read (the module unpacks gzip, told by its first bytes). */
+async function* bytesOf(file) {
+  const reader = file.stream().getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    // A reader that stops early (a full store, Stop reading) lets the file go.
+    reader.cancel().catch(() => {});
   }
 }
 
@@ -125,19 +115,18 @@ async function ingest({ files, stream }) {
     const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
     let fileBytes = 0;
     try {
-      // A gzip stream that breaks off (a cut download) ends the file there:
-      // what was read before it is kept, and the summary says where it ended.
-      let cut = null;
+      // A file the browser cannot read to its end (it changed, it went away)
+      // ends there: what was read before is kept, and the summary says where.
+      let failed = null;
       let stopped = false;
-      let unpacked = 0;
       try {
-        for await (const bytes of bytesOf(file, (read) => (fileBytes += read))) {
+        for await (const bytes of bytesOf(file)) {
           // Checked before a piece is taken: a stop after the last piece leaves the file whole.
           if (stopRequested) {
             stopped = true;
             break;
           }
-          unpacked += bytes.byteLength;
+          fileBytes += bytes.byteLength;
           feed.push(bytes);
           const now = performance.now();
           if (now - lastReport > 100) {
@@ -147,22 +136,24 @@ async function ingest({ files, stream }) {
             // A file's chunks can arrive without a task between them: the page's Stop reading waits for one.
             await new Promise((resolve) => setTimeout(resolve, 0));
           }
-          if (feed.storeFull) break;
+          // The store filled, or the file's gzip data broke: the module reads no more of it.
+          if (feed.readsNoMore) break;
         }
       } catch (e) {
-        if (!(e instanceof TypeError)) throw e;
-        cut = e;
+        // The module's refusals (a broken array, gzip with nothing that unpacks) are the file's error.
+        if (typeof e.status === "number") throw e;
+        failed = e;
       }
-      // The module keeps the whole entries before a break, in any framing; a
-      // file whose reading was stopped is one that broke off there.
-      const done = cut || stopped ? feed.finishCut() : feed.finish();
+      // The module keeps the whole entries before a break, in any framing, and
+      // says where it was (a cut or damaged gzip, an array cut short); a file
+      // whose reading was stopped or failed is one that broke off there.
+      const done = failed || stopped ? feed.finishCut() : feed.finish();
+      let cut = done.endsEarly;
       if (stopped) {
         const later = files.length - at - 1;
         cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
-      } else if (cut || done.endsEarly) {
-        cut = cut && unpacked === 0
-          ? `${file.name} is not valid gzip`
-          : `${file.name} ends early (${cut ? "damaged or cut off gzip" : "a JSON array cut off before its end"}); the ${done.entries.toLocaleString("en-US")} whole entries before the break were read`;
+      } else if (failed) {
+        cut = `${cut} (the browser could not read on: ${failed.message})`;
       }
       entries += done.entries;
       summary.accepted += done.accepted;
