@@ -32,6 +32,7 @@ const USAGE = `usage:
   the answer covers what was read (a warning says how far).`;
 
 const KEY = "cli";
+const { reportedReasons: REPORTED_REASONS } = LogEndpoints.constants();
 
 /** A mistake in the command line: a one-line error and a pointer to --help (exit 2). */
 class UsageError extends Error {}
@@ -190,7 +191,7 @@ async function ingestFile(svc, file, forcedStream, totals) {
     if (done.endsEarly) process.stderr.write(`warning: ${done.endsEarly}\n`);
     totals.accepted += done.accepted;
     totals.rejected += done.rejectedTotal;
-    totals.reasons.push(...done.rejected.slice(0, 5 - totals.reasons.length).map((r) => r.reason));
+    totals.reasons.push(...done.rejected.slice(0, Math.max(0, REPORTED_REASONS - totals.reasons.length)).map((r) => r.reason));
     totals.full = done.storeFull;
     return !done.storeFull;
   } catch (e) {
@@ -200,7 +201,9 @@ async function ingestFile(svc, file, forcedStream, totals) {
       process.stderr.write(`warning: ${e.message}\n`);
       totals.accepted += feed.accepted;
       totals.rejected += feed.rejectedTotal;
-      return true;
+      // Ingesting what was read before the flaw can fill the store.
+      totals.full = feed.storeFull;
+      return !feed.storeFull;
     }
     if (e instanceof InputError) throw e;
     if (typeof e.code === "string" && e.syscall) throw unreadable(name, e);
@@ -312,7 +315,7 @@ async function main(argv) {
     } catch {}
     if (existing?.isDirectory()) throw new InputError(`cannot write ${options.save}: it is a folder`);
   }
-  const limits = { maxBatchBytes: 64 << 20 };
+  const limits = {};
   if (options["max-store"] !== undefined) {
     const mib = Number(options["max-store"]);
     if (!(Number.isInteger(mib) && mib > 0)) throw new UsageError(`--max-store takes a whole number of MiB, not "${options["max-store"]}"`);

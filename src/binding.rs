@@ -114,6 +114,12 @@ export interface Constants {
   partBytes: number;
   /** How often cached results fall due to be warmed (`warmCache`): the shortest warming interval of any endpoint, in ms. */
   warmEveryMs: number;
+  /** Most bytes of a refused request's body read only to be dropped (keeping the connection open). */
+  drainBytes: number;
+  /** The wait before an ingest partition tries again a round that could not finish, in ms. */
+  retryMs: number;
+  /** How many rejections a report describes (all are counted): a host summing reports describes as many. */
+  reportedReasons: number;
 }
 export interface QueryAnswer {
   body: string;
@@ -676,6 +682,9 @@ struct Constants {
     resend_window_ms: i64,
     part_bytes: usize,
     warm_every_ms: u64,
+    drain_bytes: usize,
+    retry_ms: u32,
+    reported_reasons: usize,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -1281,7 +1290,31 @@ impl JsLogEndpoints {
                 .min()
                 .unwrap_or(300)
                 * 1000,
+            drain_bytes: http::DRAIN_BYTES,
+            retry_ms: crate::shard::schedule::RETRY_MS,
+            reported_reasons: crate::feed::REPORTED_REASONS,
         })
+    }
+
+    /// `LogEndpoints.roundDelayMs(waitingBytes)`: how long until an ingest
+    /// partition's next round starts, with that many bytes of batches kept.
+    #[wasm_bindgen(js_name = roundDelayMs)]
+    pub fn round_delay_ms(waiting_bytes: f64) -> u32 {
+        crate::shard::schedule::round_delay_ms(waiting_bytes as usize)
+    }
+
+    /// `LogEndpoints.roundTakes(coveredBytes, nextBytes)`: whether a round
+    /// that covers that many bytes of batches takes the next batch too.
+    #[wasm_bindgen(js_name = roundTakes)]
+    pub fn round_takes(covered_bytes: f64, next_bytes: f64) -> bool {
+        crate::shard::schedule::round_takes(covered_bytes as usize, next_bytes as usize)
+    }
+
+    /// `LogEndpoints.outboxWaitMs(failures)`: how long a shard's outbox
+    /// waits after that many failed tries in a row.
+    #[wasm_bindgen(js_name = outboxWaitMs)]
+    pub fn outbox_wait_ms(failures: u32) -> u32 {
+        crate::shard::schedule::outbox_wait_ms(failures)
     }
 
     /// `LogEndpoints.retention(nowMs)` → `{ cutoff, firstKeptDay }`: stored

@@ -19,6 +19,11 @@ use crate::timestamp::Micros;
 /// Largest POST body of query parameters.
 pub const MAX_PARAMS_BODY_BYTES: usize = 64 << 10;
 
+/// Most bytes of a refused request's body read only to be dropped, so that
+/// the client's keep-alive connection stays usable; past it, the connection
+/// is given up rather than the bytes read.
+pub const DRAIN_BYTES: usize = 64 << 20;
+
 /// The request headers the service reads that a browser sends only when a
 /// preflight allows them (`HttpRequest`'s, and the body's encoding).
 const READ_HEADERS: [&str; 7] = [

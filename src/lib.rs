@@ -58,10 +58,10 @@ pub use endpoints::{
     StatsInterval, LONGEST_RETENTION, MAX_ROWS,
 };
 pub use error::{Error, ErrorKind, ErrorReport, Result};
-pub use feed::{detect_stream, FeedReport, LogFeed, DEFAULT_BATCH_BYTES};
+pub use feed::{detect_stream, FeedReport, LogFeed, DEFAULT_BATCH_BYTES, REPORTED_REASONS};
 pub use http::{
     body_decoding, body_too_large, cors_headers, post_params, presented_key, HttpAnswer,
-    HttpRequest, IngestCall, MAX_PARAMS_BODY_BYTES,
+    HttpRequest, IngestCall, DRAIN_BYTES, MAX_PARAMS_BODY_BYTES,
 };
 pub use ingest::{
     BatchForm, EntryForm, Framing, IngestReport, RejectReason, Rejection, Source, Stream,
@@ -75,11 +75,11 @@ pub use service::{
 pub use settings::{Environment, Setting, Settings, SETTINGS};
 pub use shard::{
     day_of, day_of_shard, directory_name, group_of, ingest_name, project_key, read_record,
-    refusal_is_final, shard_name, split_by_shard, split_shard_name, Added, BatchKey, BatchSplit,
-    Delivery, Gather, IngestStatus, KnownRegistrations, PartitionStatus, QueryPlan, Registration,
-    Retention, Round, ShardDelivery, ShardDirectory, ShardPart, ShardQuery, SplitRoute,
-    SplitRoutes, DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, RESEND_WINDOW_HOURS,
-    SHARD_GROUPS,
+    refusal_is_final, schedule, shard_name, split_by_shard, split_shard_name, Added, BatchKey,
+    BatchSplit, Delivery, Gather, IngestStatus, KnownRegistrations, PartitionStatus, QueryPlan,
+    Registration, Retention, Round, ShardDelivery, ShardDirectory, ShardPart, ShardQuery,
+    SplitRoute, SplitRoutes, DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT,
+    RESEND_WINDOW_HOURS, SHARD_GROUPS,
 };
 pub use sketch::RELATIVE_ERROR as SKETCH_RELATIVE_ERROR;
 pub use store::block_storage::{BlockStorage, BlockStorageRef, MemoryBlocks};

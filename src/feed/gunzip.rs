@@ -56,15 +56,28 @@ impl GzipFlaw {
         !matches!(self, GzipFlaw::NotGzipAfter { .. })
     }
 
-    /// Why a file that unpacked in part ends early there.
-    pub(crate) fn ends_early(&self) -> String {
-        match self {
-            GzipFlaw::Damaged { at, why } => format!("damaged gzip: {why} at byte {at}"),
+    /// What became of a file that unpacked in part, `entries` having been read.
+    pub(crate) fn said(&self, source: &str, entries: usize) -> String {
+        let why = match self {
+            // zlib checks a member's data against its checksum and length at
+            // its end: the whole member was read, and any entry may hold the damage.
+            GzipFlaw::Damaged { at, why }
+                if why.ends_with("data check") || why.ends_with("length check") =>
+            {
+                return format!(
+                    "{source} fails gzip's own check ({why} at byte {at}): the {} read from it may hold the damage",
+                    super::counted(entries, "entry", "entries")
+                );
+            }
+            GzipFlaw::Damaged { at, why } => {
+                format!("damaged gzip: {why} at byte {at}; the entries just before it may be damaged too")
+            }
             GzipFlaw::NotGzipAfter { at } => {
                 format!("bytes that are not gzip follow its gzip data at byte {at}")
             }
             GzipFlaw::Cut => "cut-off gzip".to_owned(),
-        }
+        };
+        super::ends_early(source, &why, entries)
     }
 }
 
@@ -81,13 +94,14 @@ impl Gunzip {
     }
 
     /// Unpacks the next piece of compressed input, handing the bytes on to
-    /// `sink` in slices. After a flaw, nothing more is read.
+    /// `sink` in slices while it answers true (false: nothing more is
+    /// wanted). After a flaw, nothing more is read.
     pub(crate) fn unpack(
         &mut self,
         mut input: &[u8],
-        sink: &mut impl FnMut(&[u8]) -> Result<()>,
+        sink: &mut impl FnMut(&[u8]) -> Result<bool>,
     ) -> Result<()> {
-        while !input.is_empty() && self.flaw.is_none() {
+        while self.flaw.is_none() {
             let member = match &mut self.member {
                 Some(member) => member,
                 None => {
@@ -116,7 +130,7 @@ impl Gunzip {
                     self.member = None;
                     self.members += 1;
                 }
-                Ok(Status::Ok | Status::BufError) if taken > 0 || made > 0 => {}
+                Ok(Status::Ok | Status::BufError) if taken > 0 || made > 0 || input.is_empty() => {}
                 // Input left and room to write, yet no progress: never seen
                 // from zlib, but a loop must not spin on it.
                 Ok(Status::Ok | Status::BufError) => {
@@ -125,25 +139,46 @@ impl Gunzip {
                         why: "no progress".to_owned(),
                     });
                 }
+                // A later member that does not begin as gzip does: other bytes after the gzip data.
+                Err(_) if self.members > 0 && member.total_in() <= GZIP_MAGIC.len() as u64 => {
+                    let at = self.read - member.total_in();
+                    self.flaw = Some(GzipFlaw::NotGzipAfter { at });
+                }
                 Err(e) => {
                     let why = member.error_message().unwrap_or(e.as_str()).to_owned();
                     self.flaw = Some(GzipFlaw::Damaged { at: self.read, why });
                 }
             }
             if let Some(made) = self.out.get(..made).filter(|made| !made.is_empty()) {
-                sink(made)?;
+                if !sink(made)? {
+                    break;
+                }
+            }
+            // Once the input is taken, a full output may hide more to come
+            // (a long match's copy): the member is asked again until it has none.
+            if input.is_empty() && made < self.out.len() {
+                break;
             }
         }
         Ok(())
     }
 
     /// Why the input is not whole gzip data, once that is known: a flaw met
-    /// while unpacking, or (`ended`: the input has ended) a member left open.
+    /// while unpacking, or (`ended`: the input has ended) a member left
+    /// open (after the first, one not yet past gzip's first byte is other
+    /// bytes after the gzip data).
     pub(crate) fn flaw(&self, ended: bool) -> Option<GzipFlaw> {
-        match (&self.flaw, ended && self.member.is_some()) {
+        match (&self.flaw, &self.member) {
             (Some(flaw), _) => Some(flaw.clone()),
-            (None, true) => Some(GzipFlaw::Cut),
-            (None, false) => None,
+            (None, Some(member)) if ended => Some(
+                match self.members > 0 && member.total_in() < GZIP_MAGIC.len() as u64 {
+                    true => GzipFlaw::NotGzipAfter {
+                        at: self.read - member.total_in(),
+                    },
+                    false => GzipFlaw::Cut,
+                },
+            ),
+            (None, _) => None,
         }
     }
 
@@ -183,7 +218,7 @@ pub(super) mod tests {
             gunzip
                 .unpack(chunk, &mut |bytes| {
                     text.extend_from_slice(bytes);
-                    Ok(())
+                    Ok(true)
                 })
                 .unwrap();
         }
@@ -229,12 +264,31 @@ pub(super) mod tests {
         );
         assert!(read.len() < text.len());
 
-        let mut trailed = whole.clone();
-        trailed.extend(b"garbage");
-        let (read, gunzip) = unpack(&trailed, 4096);
-        assert_eq!(read, text);
+        // Other bytes after the gzip data, even one that begins as gzip does.
         let at = whole.len() as u64;
-        assert_eq!(gunzip.flaw(true), Some(GzipFlaw::NotGzipAfter { at }));
+        for trailer in [&b"garbage"[..], &[0x1f, b'x', b'y'], &[0x1f]] {
+            let trailed = [&whole[..], trailer].concat();
+            for piece in [1, 4096] {
+                let (read, gunzip) = unpack(&trailed, piece);
+                assert_eq!(read, text, "{trailer:?} in pieces of {piece}");
+                let flaw = gunzip.flaw(true);
+                assert_eq!(
+                    flaw,
+                    Some(GzipFlaw::NotGzipAfter { at }),
+                    "{trailer:?} in pieces of {piece}"
+                );
+            }
+        }
+    }
+
+    /// A piece that unpacks to many slices (a thousandfold) comes out whole.
+    #[test]
+    fn a_piece_that_unpacks_to_many_slices_comes_out_whole() {
+        let text = b"{\"id\":\"same\",\"event_message\":\"GET /\"}\n".repeat(200_000);
+        let zipped = gzip(&text);
+        assert!(zipped.len() * 100 < text.len(), "{} bytes", zipped.len());
+        let (read, gunzip) = unpack(&zipped, zipped.len());
+        assert_eq!((read.len(), gunzip.flaw(true)), (text.len(), None));
     }
 
     #[test]

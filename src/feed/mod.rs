@@ -30,8 +30,9 @@ use array::{ArrayReader, Progress};
 use csv_records::CsvReader;
 use gunzip::Gunzip;
 
-/// How many rejections a feed describes (all are counted).
-const REPORTED_REASONS: usize = 5;
+/// How many rejections a feed describes (all are counted); hosts that sum
+/// several files' reports describe as many (`constants().reportedReasons`).
+pub const REPORTED_REASONS: usize = 5;
 
 /// Default size of one ingested batch.
 pub const DEFAULT_BATCH_BYTES: usize = 8 << 20;
@@ -63,9 +64,9 @@ pub struct FeedReport {
     pub entries: usize,
     #[serde(flatten)]
     pub report: IngestReport,
-    /// The input ended inside an entry, said in words: a gzip stream cut
-    /// off or damaged, a JSON array that stops before its `]`, or
-    /// `finish_cut`. The whole entries before the end were read.
+    /// Where and why the input stopped being whole, in words: gzip cut
+    /// off, damaged or followed by other bytes, a JSON array that stops
+    /// before its `]`, or `finish_cut`. The whole entries before were read.
     pub ends_early: Option<String>,
     /// Why reading stopped early: the store filled. The entries read until
     /// then are kept and answered; the rest of the input is not read.
@@ -234,7 +235,11 @@ impl LogFeed {
         let Packing::Gzip(mut gunzip) = std::mem::replace(&mut self.packing, Packing::Plain) else {
             return self.push_plain(service, bytes);
         };
-        let unpacked = gunzip.unpack(bytes, &mut |text| self.push_plain(service, text));
+        // A store that fills wants no more: the rest of the piece is not unpacked.
+        let unpacked = gunzip.unpack(bytes, &mut |text| {
+            self.push_plain(service, text)?;
+            Ok(self.full.is_none())
+        });
         self.packing = Packing::Gzip(gunzip);
         unpacked
     }
@@ -293,19 +298,21 @@ impl LogFeed {
         }
     }
 
-    /// Refuses an input that begins as a snapshot does (told by its first
-    /// bytes): read as lines, its first line was refused as not UTF-8 and
-    /// the rest as not JSON, and nothing said what it was.
+    /// Refuses an input that begins as a snapshot or (once unpacked) a
+    /// gzip stream does, told by its first bytes: read as lines, its first
+    /// line was refused as not UTF-8 and the rest as not JSON, and nothing
+    /// said what it was.
     fn refuse_if_not_logs(&self) -> Result<()> {
-        match crate::snapshot::has_magic(&self.carry) {
-            true => Err(Error::UnreadableFile {
-                reason: format!(
-                    "{}: it is a saved store (a snapshot), not logs: open it instead (`LogEndpoints.fromSnapshot`, the CLI's `--open`; the page opens it when it is dropped)",
-                    self.source
-                ),
-            }),
-            false => Ok(()),
-        }
+        let what = if crate::snapshot::has_magic(&self.carry) {
+            "a saved store (a snapshot), not logs: open it instead (`LogEndpoints.fromSnapshot`, the CLI's `--open`; the page opens it when it is dropped, unpacked)"
+        } else if self.carry.starts_with(&GZIP_MAGIC) {
+            "gzip inside gzip (compressed twice): unpack it once (`gunzip`) and give what comes out"
+        } else {
+            return Ok(());
+        };
+        Err(Error::UnreadableFile {
+            reason: format!("{}: it is {what}", self.source),
+        })
     }
 
     /// Picks the framing from the input's first non-blank bytes.
@@ -342,9 +349,9 @@ impl LogFeed {
             self.push_plain(service, &head)?;
         }
         // Where the input stopped being whole, in words; `cut`: inside an entry.
-        let (mut ends_early, cut) = match (&self.packing, broke_off) {
+        let (mut ending, cut) = match (&self.packing, broke_off) {
             _ if self.full.is_some() => (None, false),
-            (_, true) => (Some("it broke off".to_owned()), true),
+            (_, true) => (Some(Ending::BrokeOff), true),
             (Packing::Gzip(gunzip), false) => match gunzip.flaw(true) {
                 Some(flaw) if !gunzip.unpacked_any() => {
                     self.finished = true;
@@ -352,7 +359,7 @@ impl LogFeed {
                         reason: format!("{} is not valid gzip ({})", self.source, flaw.not_gzip()),
                     });
                 }
-                Some(flaw) => (Some(flaw.ends_early()), flaw.cuts_an_entry()),
+                Some(flaw) => (Some(Ending::Gzip(flaw.clone())), flaw.cuts_an_entry()),
                 None => (None, false),
             },
             _ => (None, false),
@@ -387,7 +394,7 @@ impl LogFeed {
                         ),
                     });
                 }
-                ends_early.get_or_insert_with(|| "a JSON array cut off before its end".to_owned());
+                ending.get_or_insert(Ending::ArrayCut);
             }
             Progress::Open | Progress::Broken(_) => {}
         }
@@ -400,15 +407,11 @@ impl LogFeed {
         }
         self.flush_all(service)?;
         self.report.store_full = self.store_full();
-        self.report.ends_early = ends_early.map(|why| {
-            let read = match self.report.entries {
-                1 => "the 1 whole entry before the break was read".to_owned(),
-                n => format!(
-                    "the {} whole entries before the break were read",
-                    grouped(n)
-                ),
-            };
-            format!("{} ends early ({why}); {read}", self.source)
+        let (source, entries) = (&self.source, self.report.entries);
+        self.report.ends_early = ending.map(|ending| match ending {
+            Ending::Gzip(flaw) => flaw.said(source, entries),
+            Ending::ArrayCut => ends_early(source, "a JSON array cut off before its end", entries),
+            Ending::BrokeOff => ends_early(source, "it broke off", entries),
         });
         self.finished = true;
         Ok(self.report.clone())
@@ -593,6 +596,26 @@ impl LogFeed {
     }
 }
 
+/// Why an input stopped being whole before its end.
+enum Ending {
+    Gzip(gunzip::GzipFlaw),
+    ArrayCut,
+    /// The host said so (`finish_cut`).
+    BrokeOff,
+}
+
+/// `"{source} ends early ({why}); the N whole entries before the break were read"`.
+fn ends_early(source: &str, why: &str, entries: usize) -> String {
+    let read = counted(entries, "whole entry", "whole entries");
+    let were = if entries == 1 { "was" } else { "were" };
+    format!("{source} ends early ({why}); the {read} before the break {were} read")
+}
+
+/// `"1 entry"`, `"12,345 entries"`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
 /// `n` with its thousands grouped by commas (12,345), as the page and the CLI print counts.
 fn grouped(n: usize) -> String {
     let digits = n.to_string();
@@ -682,18 +705,24 @@ mod tests {
                 )),
             "{why}"
         );
-        // An array, and CSV, are read as they arrive: the reading stops there too.
+        // An array, CSV and gzip are read as they arrive: the reading stops there too.
         let array = format!("[{}]", lines.trim_end().replace('\n', ","));
         let mut csv = String::from("id,timestamp,project,event_message\n");
         for i in 0..40_000 {
             csv.push_str(&format!("e{i},1795177796000000,p,\"GET /x{i}\"\n"));
         }
-        for (name, input) in [("big.json", array), ("big.csv", csv)] {
+        let zipped = gzip(lines.as_bytes());
+        for (name, input) in [
+            ("big.json", array.as_bytes()),
+            ("big.csv", csv.as_bytes()),
+            ("big.ndjson.gz", &zipped),
+        ] {
             let mut svc = store_of_one_mib();
             let mut feeder = LogFeed::new(None, name, 1 << 20).unwrap();
             let mut pushed = 0;
-            for piece in input.as_bytes().chunks(64 << 10) {
-                if feeder.store_full().is_some() {
+            for piece in input.chunks(input.len() / 40) {
+                if feeder.reads_no_more() {
+                    assert!(feeder.store_full().is_some(), "{name}");
                     break;
                 }
                 feeder.push(&mut svc, piece).unwrap();
@@ -786,15 +815,19 @@ mod tests {
         assert_eq!(svc.stats().edge_entries, 1);
     }
 
-    /// A snapshot fed as logs, gzipped or not, is refused saying what it
-    /// is, however the bytes are split.
+    /// A snapshot fed as logs, gzipped or not, and gzip compressed twice,
+    /// are refused saying what they are, however the bytes are split.
     #[test]
-    fn a_snapshot_given_as_logs_is_named() {
+    fn a_snapshot_or_gzip_inside_gzip_given_as_logs_is_named() {
         let mut svc = service();
         let snapshot = svc.snapshot();
         let zipped = gzip(&snapshot);
-        for bytes in [&snapshot[..], &zipped[..]] {
-            let said = "a saved store (a snapshot)";
+        let twice = gzip(&gzip(format!("{EDGE}\n").as_bytes()));
+        for (bytes, said) in [
+            (&snapshot[..], "a saved store (a snapshot)"),
+            (&zipped[..], "a saved store (a snapshot)"),
+            (&twice[..], "gzip inside gzip"),
+        ] {
             for piece in [1, 3, bytes.len()] {
                 let mut feeder = LogFeed::new(None, "x.log", 1 << 20).unwrap();
                 let refused = bytes
@@ -871,13 +904,21 @@ mod tests {
             "the entry the cut went through is left out"
         );
 
+        // Damage that breaks the deflate codes (a reserved block type, in a
+        // second member), and damage that decodes to other bytes until
+        // gzip's checksum at the member's end.
+        let mut second = gzip((entries.join("\n") + "\n").as_bytes());
+        second[10] = 0b111;
+        let broken = [&whole[..], &second[..]].concat();
+        let said = feed(&broken).unwrap().ends_early.unwrap_or_default();
+        let at = whole.len() + 11;
+        assert_eq!(said, format!("x.gz ends early (damaged gzip: invalid block type at byte {at}; the entries just before it may be damaged too); the 3,000 whole entries before the break were read"));
         let mut damaged = whole.clone();
         let middle = damaged.len() / 2;
         damaged[middle..middle + 200].fill(0xa5);
-        let report = feed(&damaged).unwrap();
-        let said = report.ends_early.unwrap_or_default();
+        let said = feed(&damaged).unwrap().ends_early.unwrap_or_default();
         assert!(
-            said.starts_with("x.gz ends early (damaged gzip: "),
+            said.starts_with("x.gz fails gzip's own check (incorrect data check at byte "),
             "{said}"
         );
 

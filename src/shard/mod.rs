@@ -35,6 +35,7 @@ mod merge;
 mod query;
 mod round;
 mod route;
+pub mod schedule;
 mod split;
 mod status;
 

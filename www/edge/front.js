@@ -13,9 +13,7 @@ import { checkEngine, engineGeneration, isServiceError, LogEndpoints, newEngine,
 import { errorResponse, preflight, readBody, requestParts, respond, withCors } from "./http.js";
 import { directoryStub, ingestStub, inWaves, shardStub, SINGLE_SHARD } from "./stubs.js";
 
-const { paramsBodyBytes: PARAMS_BODY_BYTES, maxConcurrent: MAX_CONCURRENT } = LogEndpoints.constants();
-/** Most bytes of a body read only to be dropped, so that the connection can stay open. */
-const DRAIN_BYTES = 64 * 1024 * 1024;
+const { paramsBodyBytes: PARAMS_BODY_BYTES, maxConcurrent: MAX_CONCURRENT, drainBytes: DRAIN_BYTES } = LogEndpoints.constants();
 
 /** An object's error answer, passed on to the client as it is. */
 class ObjectError extends Error {

@@ -16,7 +16,7 @@
 //
 // The outbox keeps what a shard did not take (it failed, or was still behind):
 // each shard's deliveries are sent in round order, the first one again after
-// 1 s, 2 s, 4 s … up to a minute, while every other shard goes on taking its
+// waits that double up to a limit (the core's schedule), while every other shard goes on taking its
 // rounds. A shard applies a partition's rounds in increasing order, so its
 // deliveries never pass each other: a round's delivery waits behind those of
 // the shard still in the outbox, and rows a shard hands back from the outbox
@@ -26,29 +26,9 @@ import { readParts, writeParts } from "./blobs.js";
 import { SeenBatches } from "./seen.js";
 import { directoryStub, inWaves, shardStub } from "./stubs.js";
 
-const { maxConcurrent: MAX_CONCURRENT } = LogEndpoints.constants();
-
-/**
- * How long batches gather before a round starts: the longer, the more batches
- * a shard takes in one delivery (one storage write), and the later they are
- * queryable. A round starts at once when ROUND_BYTES are waiting. At 1,500 ms
- * a batch was queryable 2.9 s after its ack (p50; max 4.7 s, near the 5 s
- * target); at 750 ms, 1.4 s (max 2.3–2.5 s), for the same throughput
- * (`node bench/edge-ingest.mjs --sharding on`, three runs each).
- */
-const COALESCE_MS = 750;
-/**
- * Most bytes of kept batches one round covers. A round holds its batches in
- * the isolate about three times over (as read, in the core's round, as
- * deliveries), which a Workers isolate's 128 MB must hold beside the engine:
- * 48 MiB rounds could pass it. Only a backlog fills a round: at 37 MiB/s of
- * mixed batches, a 750 ms round of one partition holds about 7 MiB.
- */
-const ROUND_BYTES = 16 * 1024 * 1024;
-/** When a round could not finish (a directory did not answer): the next try. */
-const RETRY_MS = 1000;
-/** The longest wait before a shard's outbox is tried again (the wait doubles from RETRY_MS). */
-const MAX_RETRY_MS = 60_000;
+// How long batches gather before a round, what a round covers and how long
+// the outbox waits are the core's (src/shard/schedule.rs).
+const { maxConcurrent: MAX_CONCURRENT, retryMs: RETRY_MS } = LogEndpoints.constants();
 
 /** Whether `e` says stored bytes do not read (not a refusal of the call itself). */
 function isUnreadable(e) {
@@ -139,7 +119,7 @@ export class IngestObject {
       this.seen.add(key, content, now);
     });
     const waiting = this.sql.exec("SELECT coalesce(sum(bytes), 0) AS bytes FROM batches").one().bytes;
-    await this.armDistribution(waiting >= ROUND_BYTES ? now : now + COALESCE_MS);
+    await this.armDistribution(now + LogEndpoints.roundDelayMs(waiting));
     return Response.json({ duplicate: false, keyReused: false });
   }
 
@@ -208,7 +188,7 @@ export class IngestObject {
     let last = null;
     let bytes = 0;
     for (const batch of this.sql.exec("SELECT id, bytes FROM batches ORDER BY id")) {
-      if (bytes > 0 && bytes + batch.bytes > ROUND_BYTES) break;
+      if (!LogEndpoints.roundTakes(bytes, batch.bytes)) break;
       bytes += batch.bytes;
       first ??= batch.id;
       last = batch.id;
@@ -458,13 +438,13 @@ export class IngestObject {
       .exec("INSERT INTO outbox (shard, round, entries, bytes, queued_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (shard, round) DO NOTHING RETURNING id", shard, round, entries, bytes.byteLength, now)
       .toArray()[0];
     if (row) writeParts(bytes, (part, chunk) => this.sql.exec("INSERT INTO outbox_parts (delivery_id, part, body) VALUES (?, ?, ?)", row.id, part, chunk));
-    this.sql.exec("INSERT INTO waits (shard, tries, next_try_ms) VALUES (?, ?, ?) ON CONFLICT (shard) DO NOTHING", shard, failed ? 1 : 0, failed ? now + RETRY_MS : now);
+    this.sql.exec("INSERT INTO waits (shard, tries, next_try_ms) VALUES (?, ?, ?) ON CONFLICT (shard) DO NOTHING", shard, failed ? 1 : 0, failed ? now + LogEndpoints.outboxWaitMs(1) : now);
   }
 
   /**
    * Sends the outbox's deliveries of each shard whose next try is due, in
    * round order, until one is not taken (the shard's next try then waits
-   * twice as long, up to MAX_RETRY_MS). One shard after another: rows a
+   * longer, `outboxWaitMs`). One shard after another: rows a
    * shard hands back go out under round numbers taken in the order they are
    * queued, which is then the order each shard receives them.
    */
@@ -482,9 +462,9 @@ export class IngestObject {
     }
   }
 
-  /** A shard's next try waits twice as long as the last, up to MAX_RETRY_MS. */
+  /** A shard's next try, after one more failure, waits longer (`outboxWaitMs`: twice as long, up to a limit). */
   putOff(shard, tries) {
-    const wait = Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS);
+    const wait = LogEndpoints.outboxWaitMs(tries + 1);
     this.sql.exec("UPDATE waits SET tries = ?, next_try_ms = ? WHERE shard = ?", tries + 1, Date.now() + wait, shard);
   }
 

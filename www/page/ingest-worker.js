@@ -30,14 +30,22 @@ async function ready() {
   return service;
 }
 
+/** A File that the browser could not read to its end (it changed, it went away). */
+class ReadFailed extends Error {}
+
 /** Byte chunks of a File as they are read (the module unpacks gzip, told by its first bytes). */
 async function* bytesOf(file) {
   const reader = file.stream().getReader();
   try {
     for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      yield value;
+      let next;
+      try {
+        next = await reader.read();
+      } catch (e) {
+        throw new ReadFailed(e.message);
+      }
+      if (next.done) return;
+      yield next.value;
     }
   } finally {
     // A reader that stops early (a full store, Stop reading) lets the file go.
@@ -52,6 +60,7 @@ async function isSnapshot(file) {
 
 async function ingest({ files, stream }) {
   await ready();
+  const { reportedReasons: REPORTED_REASONS } = LogEndpoints.constants();
   stopRequested = false;
   const summary = { accepted: 0, rejected: 0, reasons: settingProblem ? [settingProblem] : [], files: [] };
   settingProblem = null;
@@ -112,7 +121,7 @@ async function ingest({ files, stream }) {
       break;
     }
     // The module frames the file, routes each entry to its stream and ingests in batches.
-    const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, batchBytes: 4 << 20 });
+    const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name });
     let fileBytes = 0;
     try {
       // A file the browser cannot read to its end (it changed, it went away)
@@ -141,7 +150,7 @@ async function ingest({ files, stream }) {
         }
       } catch (e) {
         // The module's refusals (a broken array, gzip with nothing that unpacks) are the file's error.
-        if (typeof e.status === "number") throw e;
+        if (!(e instanceof ReadFailed)) throw e;
         failed = e;
       }
       // The module keeps the whole entries before a break, in any framing, and
@@ -160,7 +169,7 @@ async function ingest({ files, stream }) {
       summary.rejected += done.rejectedTotal;
       if (stopped) summary.reasons.unshift(cut);
       else if (cut) summary.reasons.push(cut);
-      summary.reasons.push(...done.rejected.slice(0, Math.max(0, 5 - summary.reasons.length)).map((r) => r.reason));
+      summary.reasons.push(...done.rejected.slice(0, Math.max(0, REPORTED_REASONS - summary.reasons.length)).map((r) => r.reason));
       summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
       if (storeFull(done.storeFull, files.length - at - 1) || stopped) break;
     } catch (e) {
