@@ -360,15 +360,11 @@ async function main(argv) {
   if (totals.accepted === 0 && !options.open) throw new InputError(`no log entries could be read from ${options.logs.join(", ")}`);
   // Entries are answered per project: held without one, no endpoint finds them.
   const stats = svc.stats();
-  const catalog = svc.catalog();
-  const unnamed = [
-    stats.edgeEntries && !catalog.edgeProjects.length && plural(stats.edgeEntries, "edge entry", "edge entries"),
-    stats.functionRows && !catalog.functionProjects.length && plural(stats.functionRows, "function row", "function rows"),
-  ].filter(Boolean);
+  const { unprojected } = svc.catalog();
   const info = svc.endpoints().find((e) => [e.name, ...e.aliases].includes(endpoint) || e.id === endpoint.toLowerCase());
   const held = info?.stream === "edge_logs" ? stats.edgeEntries : stats.functionRows;
   if (info && held === 0) process.stderr.write(`warning: ${info.name} reads ${info.stream}, and no ${info.stream === "edge_logs" ? "edge" : "function"} entries were read from the logs given\n`);
-  if (unnamed.length) process.stderr.write(`warning: none of the ${unnamed.join(" or ")} names a project (a \`project\` field or column; metadata.project_ref for functions): the endpoints answer per project and will find nothing\n`);
+  if (unprojected) process.stderr.write(`warning: ${unprojected}\n`);
   if (options.save) {
     try {
       writeFileSync(options.save, svc.snapshot());

@@ -188,6 +188,8 @@ export interface Catalog {
   /** Microseconds since the Unix epoch; null when empty. */
   oldestTimestamp: number | null;
   newestTimestamp: number | null;
+  /** A warning when a stream holds entries none of which names a project (no endpoint finds them); null otherwise. */
+  unprojected: string | null;
 }
 "#;
 

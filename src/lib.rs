@@ -10,6 +10,7 @@
 
 // Basics: the engine's memory, time, errors, JSON writing, request parameters and paths, the worker's settings.
 mod memory;
+mod words;
 pub mod timestamp;
 mod error;
 mod json;

@@ -29,6 +29,7 @@ use crate::staged::{self, StagedRows};
 use crate::store::block_storage::BlockStorageRef;
 use crate::store::{NameCount, Store};
 use crate::timestamp::Micros;
+use crate::words::counted;
 
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -62,6 +63,9 @@ pub struct Catalog {
     /// Oldest and newest timestamps over both streams (µs).
     pub oldest_timestamp: Option<Micros>,
     pub newest_timestamp: Option<Micros>,
+    /// A warning when a stream holds entries none of which names a project
+    /// (no endpoint finds them), in words.
+    pub unprojected: Option<String>,
 }
 
 /// A batch read and made ready to keep (`prepare_ingest`): what the edge
@@ -1215,9 +1219,37 @@ impl LogEndpoints {
     }
 
     pub fn catalog(&self) -> Catalog {
+        let edge_projects = self.store.edge.projects.sorted_values();
+        let function_projects = self.store.functions.projects.sorted_values();
+        // Entries of a stream none of which names a project: every endpoint answers per project.
+        let unnamed: Vec<String> = [
+            (
+                self.store.edge.len(),
+                &edge_projects,
+                "edge entry",
+                "edge entries",
+            ),
+            (
+                self.store.functions.len(),
+                &function_projects,
+                "function row",
+                "function rows",
+            ),
+        ]
+        .into_iter()
+        .filter(|(held, projects, ..)| *held > 0 && projects.is_empty())
+        .map(|(held, _, one, many)| counted(held, one, many))
+        .collect();
         Catalog {
-            edge_projects: self.store.edge.projects.sorted_values(),
-            function_projects: self.store.functions.projects.sorted_values(),
+            unprojected: match unnamed.is_empty() {
+                true => None,
+                false => Some(format!(
+                    "none of the {} names a project (a `project` field or column; `metadata.project_ref` for functions): the endpoints answer per project and will find nothing",
+                    unnamed.join(" or ")
+                )),
+            },
+            edge_projects,
+            function_projects,
             functions: self.store.functions.functions.sorted_values(),
             oldest_timestamp: self.store.oldest_timestamp(),
             newest_timestamp: self.newest_timestamp(),

@@ -10,6 +10,7 @@ use zlib_rs::{Inflate, InflateFlush, Status};
 
 use crate::error::Result;
 use crate::ingest::GZIP_MAGIC;
+use crate::words::counted;
 
 /// Most unpacked bytes handed on at once: a piece of a well-compressed file
 /// unpacks to ten or twenty times its size, and is framed a slice at a time.
@@ -66,7 +67,7 @@ impl GzipFlaw {
             {
                 return format!(
                     "{source} fails gzip's own check ({why} at byte {at}): the {} read from it may hold the damage",
-                    super::counted(entries, "entry", "entries")
+                    counted(entries, "entry", "entries")
                 );
             }
             GzipFlaw::Damaged { at, why } => {

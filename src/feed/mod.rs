@@ -26,9 +26,38 @@ use crate::ingest::{
     Rejection, Source, Stream, GZIP_MAGIC,
 };
 use crate::service::LogEndpoints;
+use crate::words::counted;
 use array::{ArrayReader, Progress};
 use csv_records::CsvReader;
 use gunzip::Gunzip;
+
+/// How files that are not logs begin (once gzip is unpacked), and what each is.
+const NOT_LOGS: [(&[u8], &str); 6] = [
+    (
+        &GZIP_MAGIC,
+        "gzip inside gzip (compressed twice): unpack it once (`gunzip`) and give what comes out",
+    ),
+    (
+        b"PK\x03\x04",
+        "a zip archive: unzip it and give the files inside",
+    ),
+    (
+        &[0x28, 0xb5, 0x2f, 0xfd],
+        "zstd-compressed: unpack it (`zstd -d`) and give what comes out (gzip is read as it is)",
+    ),
+    (
+        &[0xfd, b'7', b'z', b'X', b'Z', 0],
+        "xz-compressed: unpack it (`xz -d`) and give what comes out (gzip is read as it is)",
+    ),
+    (
+        &[0xff, 0xfe],
+        "UTF-16 text (its byte order mark says so): save it as UTF-8",
+    ),
+    (
+        &[0xfe, 0xff],
+        "UTF-16 text (its byte order mark says so): save it as UTF-8",
+    ),
+];
 
 /// How many rejections a feed describes (all are counted); hosts that sum
 /// several files' reports describe as many (`constants().reportedReasons`).
@@ -298,15 +327,19 @@ impl LogFeed {
         }
     }
 
-    /// Refuses an input that begins as a snapshot or (once unpacked) a
-    /// gzip stream does, told by its first bytes: read as lines, its first
-    /// line was refused as not UTF-8 and the rest as not JSON, and nothing
-    /// said what it was.
+    /// Refuses an input that begins as a snapshot, an archive, other
+    /// compression or UTF-16 text does (told by its first bytes, once gzip
+    /// is unpacked): read as lines, its first line was refused as not UTF-8
+    /// and the rest as not JSON, and nothing said what it was.
     fn refuse_if_not_logs(&self) -> Result<()> {
-        let what = if crate::snapshot::has_magic(&self.carry) {
+        let start = self.carry.as_slice();
+        let what = if crate::snapshot::has_magic(start) {
             "a saved store (a snapshot), not logs: open it instead (`LogEndpoints.fromSnapshot`, the CLI's `--open`; the page opens it when it is dropped, unpacked)"
-        } else if self.carry.starts_with(&GZIP_MAGIC) {
-            "gzip inside gzip (compressed twice): unpack it once (`gunzip`) and give what comes out"
+        } else if let Some((_, what)) = NOT_LOGS.iter().find(|(magic, _)| start.starts_with(magic))
+        {
+            what
+        } else if start.get(..2).is_some_and(|two| two.contains(&0)) {
+            "not UTF-8 text (a zero byte among its first two: UTF-16 text, or binary): save it as UTF-8"
         } else {
             return Ok(());
         };
@@ -611,24 +644,6 @@ fn ends_early(source: &str, why: &str, entries: usize) -> String {
     format!("{source} ends early ({why}); the {read} before the break {were} read")
 }
 
-/// `"1 entry"`, `"12,345 entries"`.
-fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", grouped(n), if n == 1 { one } else { many })
-}
-
-/// `n` with its thousands grouped by commas (12,345), as the page and the CLI print counts.
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::gunzip::tests::gzip;
@@ -823,10 +838,21 @@ mod tests {
         let snapshot = svc.snapshot();
         let zipped = gzip(&snapshot);
         let twice = gzip(&gzip(format!("{EDGE}\n").as_bytes()));
+        let utf16: Vec<u8> = format!("{EDGE}\n").bytes().flat_map(|b| [b, 0]).collect();
+        let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00 edge.ndjson\n";
         for (bytes, said) in [
             (&snapshot[..], "a saved store (a snapshot)"),
             (&zipped[..], "a saved store (a snapshot)"),
             (&twice[..], "gzip inside gzip"),
+            (
+                &utf16[..],
+                "not UTF-8 text (a zero byte among its first two",
+            ),
+            (
+                &[&[0xff, 0xfe][..], &utf16].concat()[..],
+                "UTF-16 text (its byte order mark",
+            ),
+            (&zip[..], "a zip archive"),
         ] {
             for piece in [1, 3, bytes.len()] {
                 let mut feeder = LogFeed::new(None, "x.log", 1 << 20).unwrap();
@@ -897,7 +923,7 @@ mod tests {
         assert!(kept > 100 && kept < 3000, "{cut:?}");
         assert_eq!(
             cut.ends_early.as_deref(),
-            Some(format!("x.gz ends early (cut-off gzip); the {} whole entries before the break were read", grouped(kept)).as_str())
+            Some(format!("x.gz ends early (cut-off gzip); the {} whole entries before the break were read", crate::words::grouped(kept)).as_str())
         );
         assert_eq!(
             cut.report.rejected_total, 0,
@@ -944,18 +970,6 @@ mod tests {
             refused.ends_with("x.gz is not valid gzip (it stops before any data)"),
             "{refused}"
         );
-    }
-
-    #[test]
-    fn counts_are_grouped_by_thousands() {
-        for (n, said) in [
-            (0, "0"),
-            (999, "999"),
-            (1000, "1,000"),
-            (1234567, "1,234,567"),
-        ] {
-            assert_eq!(grouped(n), said);
-        }
     }
 
     /// An input cut at every byte keeps exactly the entries wholly before

@@ -354,7 +354,7 @@ test("Stop reading ends a long load there: what was read is kept and answered, a
 
 test("files without a project, or a CSV without ids, are explained", async () => {
   writeFileSync(path.join(dir, "no-project.ndjson"), ndjson(edge.slice(0, 20).map(({ project: _, ...rest }) => rest)));
-  assert.match(await loadFresh([path.join(dir, "no-project.ndjson")]), /None of the 20 edge entries names a project/);
+  assert.match(await loadFresh([path.join(dir, "no-project.ndjson")]), /none of the 20 edge entries names a project \(a `project` field or column; `metadata.project_ref` for functions\): the endpoints answer per project and will find nothing/);
   writeFileSync(path.join(dir, "no-id.csv"), "timestamp,event_message,metadata\n1795177796000000,GET /,[]\n");
   assert.match(await loadFresh([path.join(dir, "no-id.csv")]), /no-id\.csv has no `id` column \(its columns: timestamp, event_message, metadata\)/);
   assert.equal(await page.isDisabled("#run"), true);

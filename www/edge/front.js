@@ -108,7 +108,7 @@ export class Front {
     const res = await ingestStub(env, partition).fetch("https://ingest.internal/keep", {
       method: "POST",
       body: prepared.record,
-      headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Batch-Content": content, "X-Partition": partition, "X-Shards": String(prepared.shards) },
+      headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Batch-Content": content, "X-Partition": partition, "X-Batch-Shards": String(prepared.shards) },
     });
     if (!res.ok) throw new ObjectError(res);
     const { duplicate, keyReused } = await res.json();

@@ -113,7 +113,7 @@ export class IngestObject {
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("INSERT INTO meta (id, name, next_round) VALUES (1, ?, 1) ON CONFLICT (id) DO NOTHING", name);
       const { id } = this.sql
-        .exec("INSERT INTO batches (key, received_ms, bytes, shards) VALUES (?, ?, ?, ?) RETURNING id", key, now, record.byteLength, Number(request.headers.get("X-Shards") ?? 0))
+        .exec("INSERT INTO batches (key, received_ms, bytes, shards) VALUES (?, ?, ?, ?) RETURNING id", key, now, record.byteLength, Number(request.headers.get("X-Batch-Shards") ?? 0))
         .one();
       writeParts(record, (part, bytes) => this.sql.exec("INSERT INTO batch_parts (batch_id, part, body) VALUES (?, ?, ?)", id, part, bytes));
       this.seen.add(key, content, now);

@@ -121,11 +121,7 @@ function summaryHtml({ accepted, rejected, reasons, files, seconds, catalog, sta
     ` (${heldText})` +
     (rejected ? `, <strong>${rejected.toLocaleString()}</strong> rejected` : "") + ".</p>");
   // Entries are answered per project: without one they are held but no endpoint finds them.
-  const unnamed = [
-    stats.edgeEntries && !catalog.edgeProjects.length && `${stats.edgeEntries.toLocaleString()} edge entries`,
-    stats.functionRows && !catalog.functionProjects.length && `${stats.functionRows.toLocaleString()} function rows`,
-  ].filter(Boolean);
-  if (unnamed.length) parts.push(`<p class="warn">None of the ${unnamed.join(" or ")} names a project (a <code>project</code> field or column; <code>metadata.project_ref</code> for functions), and the endpoints answer per project: they will find nothing.</p>`);
+  if (catalog.unprojected) parts.push(`<p class="warn">${escape(catalog.unprojected)}</p>`);
   if (reasons.length) parts.push(`<p class="warn">First reasons:</p><ul>${reasons.map((r) => `<li>${escape(r)}</li>`).join("")}</ul>`);
   return parts.join("");
 }
