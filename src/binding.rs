@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::auth::ApiKey;
 use crate::cache::QueryAnswer;
-use crate::error::Error;
+use crate::error::{Error, ErrorReport};
 use crate::feed::{LogFeed, DEFAULT_BATCH_BYTES};
 use crate::http::{self, HttpAnswer, HttpRequest};
 use crate::limits::Limits;
@@ -20,8 +20,8 @@ use crate::params::Params;
 use crate::routes::Route;
 use crate::service::{Config, LogEndpoints};
 use crate::shard::{
-    refusal_is_final, Delivery, Gather, KnownRegistrations, QueryPlan, Retention, Round,
-    ShardDirectory, ShardQuery, SplitRoute, SplitRoutes,
+    refusal_is_final, Delivery, DeliveryAnswer, Gather, KnownRegistrations, QueryPlan, Retention,
+    Round, ShardDirectory, ShardQuery, SplitRoute, SplitRoutes,
 };
 use crate::store::block_storage::{BlockStorage, BlockStorageRef};
 use crate::timestamp::{Micros, DAY};
@@ -936,6 +936,44 @@ impl JsLogEndpoints {
         Ok(JsRound { round })
     }
 
+    /// `LogEndpoints.replayedAnswer(stored, lost?)` → the `X-Delivery` text
+    /// for a round applied before: its stored answer (null: it kept nothing)
+    /// marked a duplicate; `lost`, the error its handed-back rows no longer
+    /// read with, names them as refused.
+    #[wasm_bindgen(js_name = replayedAnswer)]
+    pub fn replayed_answer(stored: Option<String>, lost: JsValue) -> Result<String, JsValue> {
+        let lost = match lost.is_undefined() || lost.is_null() {
+            true => None,
+            false => Some(ErrorReport {
+                status: Reflect::get(&lost, &"status".into())?
+                    .as_f64()
+                    .unwrap_or(500.0) as u16,
+                code: Reflect::get(&lost, &"code".into())?
+                    .as_string()
+                    .unwrap_or_default(),
+                message: Reflect::get(&lost, &"message".into())?
+                    .as_string()
+                    .unwrap_or_default(),
+            }),
+        };
+        Ok(DeliveryAnswer::replayed(stored.as_deref(), lost)?.text())
+    }
+
+    /// `LogEndpoints.readDeliveryAnswer(text)` → `{ duplicate, accepted,
+    /// refused, overflowEntries, refusedEntries }` of a shard's `X-Delivery`
+    /// (null: none); 502 `bad_shard_answer` when it does not read.
+    #[wasm_bindgen(js_name = readDeliveryAnswer)]
+    pub fn read_delivery_answer(text: Option<String>) -> Result<JsValue, JsValue> {
+        let answer = DeliveryAnswer::read(text.as_deref())?;
+        let value = to_js(&answer)?;
+        Reflect::set(
+            &value,
+            &"refusedEntries".into(),
+            &(answer.refused_entries() as f64).into(),
+        )?;
+        Ok(value)
+    }
+
     /// `LogEndpoints.deliveryHeader(bytes)` → `{ partition, round }` of a delivery.
     #[wasm_bindgen(js_name = deliveryHeader)]
     pub fn delivery_header(bytes: &[u8]) -> Result<JsValue, JsValue> {
@@ -955,6 +993,7 @@ impl JsLogEndpoints {
     pub fn ingest_delivery(&mut self, bytes: &[u8], shard: &str) -> Result<JsValue, JsValue> {
         let delivered = self.inner.borrow_mut().ingest_delivery(bytes, shard)?;
         let value = to_js(&delivered)?;
+        Reflect::set(&value, &"answer".into(), &delivered.answer().text().into())?;
         if let Some(kept) = &delivered.kept {
             Reflect::set(&value, &"kept".into(), &Uint8Array::from(&kept[..]))?;
         }

@@ -22,8 +22,8 @@ use crate::memory::reserve_room;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{
-    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, IngestStatus, QueryPlan, Section,
-    ShardQuery, Split,
+    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, DeliveryAnswer, IngestStatus,
+    QueryPlan, RefusedSection, Section, ShardQuery, Split,
 };
 use crate::staged::{self, StagedRows};
 use crate::store::block_storage::BlockStorageRef;
@@ -114,6 +114,18 @@ pub struct DeliveryReport {
     pub overflow_entries: usize,
 }
 
+impl DeliveryReport {
+    /// The shard's answer to the partition that sent the delivery.
+    pub fn answer(&self) -> DeliveryAnswer {
+        DeliveryAnswer {
+            duplicate: false,
+            accepted: self.report.accepted,
+            refused: self.refused.clone(),
+            overflow_entries: self.overflow_entries,
+        }
+    }
+}
+
 /// Rows `range` of `rows` as a section of their own.
 fn section_of(
     rows: &StagedRows,
@@ -130,16 +142,6 @@ fn section_of(
         entries,
         body,
     }
-}
-
-/// A section of a delivery the store refused: its rows are not kept, and the
-/// ingest partition records it (docs/edge-deployment.md, "Refused deliveries").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RefusedSection {
-    pub stream: Stream,
-    pub entries: usize,
-    pub error: ErrorReport,
 }
 
 /// What `append_as_far_as_fits` did with one stream's rows.
@@ -555,7 +557,7 @@ impl LogEndpoints {
             }
             if let Some(error) = &fitted.first_too_large {
                 refused.push(RefusedSection {
-                    stream: section.stream,
+                    stream: Some(section.stream),
                     entries: fitted.too_large,
                     error: ErrorReport::from(error),
                 });
@@ -569,7 +571,7 @@ impl LogEndpoints {
                     overflow.push(section_of(rows, section.stream, at..rows.len()));
                 }
                 Some((at, error)) => refused.push(RefusedSection {
-                    stream: section.stream,
+                    stream: Some(section.stream),
                     entries: rows.len() - at,
                     error: ErrorReport::from(&error),
                 }),

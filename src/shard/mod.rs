@@ -28,6 +28,7 @@
 //! shards, unless the project-day outgrew a store and is split (`route`):
 //! then its shards answer partial states that merge (`Merge::BucketStates`).
 
+mod answer;
 mod directory;
 mod frame;
 mod key;
@@ -46,6 +47,7 @@ use crate::endpoints::LONGEST_RETENTION;
 use crate::reach::{Merge, Projects, Reach};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
+pub use answer::{DeliveryAnswer, RefusedSection};
 pub use directory::{Added, ShardDirectory};
 pub use frame::{read_record, Delivery, Section};
 pub use key::{BatchKey, RESEND_WINDOW_HOURS};

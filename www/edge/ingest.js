@@ -402,10 +402,11 @@ export class IngestObject {
     try {
       res = await shardStub(this.env, shard).fetch("https://shard.internal/deliver", { method: "POST", body: bytes, headers: { "X-Shard": shard } });
       if (res.ok) {
-        const { refused = [], overflowEntries = 0 } = JSON.parse(res.headers.get("X-Delivery") ?? "{}");
+        // The core reads the shard's answer (502 bad_shard_answer when it does not: the delivery waits).
+        const { refused, refusedEntries, overflowEntries } = LogEndpoints.readDeliveryAnswer(res.headers.get("X-Delivery"));
         if (overflowEntries > 0) overflow = new Uint8Array(await res.arrayBuffer());
         else await res.body?.cancel();
-        if (refused.length > 0) this.recordRefusal(name, round, `shard ${shard}`, refused.reduce((n, s) => n + s.entries, 0), res.status, JSON.stringify(refused));
+        if (refused.length > 0) this.recordRefusal(name, round, `shard ${shard}`, refusedEntries, res.status, JSON.stringify(refused));
         return overflow ? { overflow, overflowEntries } : {};
       }
     } catch (e) {

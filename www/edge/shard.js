@@ -322,10 +322,9 @@ export class ShardObject {
 
   /**
    * An ingest partition's delivery: applied once, then stored with its round
-   * and its answer. The answer is the report in `X-Delivery` (`{ duplicate,
-   * accepted, refused, overflowEntries }`) and, as the body, the rows there
-   * was no room for (a delivery the partition sends on). A round sent again
-   * gets the same answer.
+   * and its answer. The answer is the core's `DeliveryAnswer` in `X-Delivery`
+   * and, as the body, the rows there was no room for (a delivery the
+   * partition sends on). A round sent again gets the same answer.
    */
   async deliver(request) {
     const bytes = new Uint8Array(await request.arrayBuffer());
@@ -334,35 +333,33 @@ export class ShardObject {
     if (round <= applied) return this.storedAnswer(partition, round);
     // What fits is kept (`kept`: as applied, when not all of it was); the rest is refused or handed back.
     const delivered = this.service.ingestDelivery(bytes, request.headers.get("X-Shard") ?? "");
-    const report = { duplicate: false, accepted: delivered.report.accepted, refused: delivered.refused, overflowEntries: delivered.overflowEntries };
     const overflow = delivered.overflow ?? new Uint8Array(0);
     const recordRound = () => {
       this.sql.exec("INSERT OR REPLACE INTO applied (partition, round) VALUES (?, ?)", partition, round);
       this.sql.exec("DELETE FROM answer_parts WHERE partition = ?", partition);
-      this.sql.exec("INSERT OR REPLACE INTO answers (partition, round, report, overflow_bytes) VALUES (?, ?, ?, ?)", partition, round, JSON.stringify(report), overflow.byteLength);
+      this.sql.exec("INSERT OR REPLACE INTO answers (partition, round, report, overflow_bytes) VALUES (?, ?, ?, ?)", partition, round, delivered.answer, overflow.byteLength);
       writeParts(overflow, (part, body) => this.sql.exec("INSERT INTO answer_parts (partition, part, body) VALUES (?, ?, ?)", partition, part, body));
     };
     if (delivered.keep) await this.keep(DELIVERY, delivered.kept ?? bytes, delivered.report.newestTimestamp, request, recordRound);
     else this.ctx.storage.transactionSync(recordRound); // nothing kept: nothing to store or replay
-    return deliveryAnswer(report, overflow);
+    return deliveryAnswer(delivered.answer, overflow);
   }
 
   /**
    * The answer given to a partition's round applied before: the same one,
-   * marked a duplicate. Rows it handed back whose stored parts no longer
-   * read are named as refused (the partition records them), not the round's
-   * entries, which this shard kept.
+   * marked a duplicate (`replayedAnswer`). Rows it handed back whose stored
+   * parts no longer read are named as refused (the partition records them),
+   * not the round's entries, which this shard kept.
    */
   storedAnswer(partition, round) {
     const stored = this.sql.exec("SELECT report, overflow_bytes FROM answers WHERE partition = ? AND round = ?", partition, round).toArray()[0];
-    if (!stored) return deliveryAnswer({ duplicate: true }, new Uint8Array(0));
-    const report = { ...JSON.parse(stored.report), duplicate: true };
+    if (!stored) return deliveryAnswer(LogEndpoints.replayedAnswer(null), new Uint8Array(0));
     try {
-      return deliveryAnswer(report, readParts(this.sql, "SELECT body FROM answer_parts WHERE partition = ? ORDER BY part", [partition], stored.overflow_bytes));
+      const overflow = readParts(this.sql, "SELECT body FROM answer_parts WHERE partition = ? ORDER BY part", [partition], stored.overflow_bytes);
+      return deliveryAnswer(LogEndpoints.replayedAnswer(stored.report), overflow);
     } catch (e) {
       if (!isServiceError(e)) throw e;
-      const lost = { entries: report.overflowEntries, error: { status: e.status, code: e.code, message: `rows handed back: ${e.message}` } };
-      return deliveryAnswer({ ...report, overflowEntries: 0, refused: [...(report.refused ?? []), lost] }, new Uint8Array(0));
+      return deliveryAnswer(LogEndpoints.replayedAnswer(stored.report, e), new Uint8Array(0));
     }
   }
 
@@ -491,7 +488,7 @@ export class ShardObject {
   }
 }
 
-/** A delivery's answer: the report in `X-Delivery`, the rows handed back as the body. */
-function deliveryAnswer(report, overflow) {
-  return new Response(overflow, { headers: { "X-Delivery": JSON.stringify(report), "Content-Type": "application/octet-stream" } });
+/** A delivery's answer: the core's answer text in `X-Delivery`, the rows handed back as the body. */
+function deliveryAnswer(answer, overflow) {
+  return new Response(overflow, { headers: { "X-Delivery": answer, "Content-Type": "application/octet-stream" } });
 }
