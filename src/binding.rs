@@ -90,6 +90,8 @@ export interface FeedOptions {
   source?: string;
   /** Size of one ingested batch (default 8 MiB). */
   batchBytes?: number;
+  /** Go on with an input whose first entries were read before (a reading stopped there): they are counted, not kept again. */
+  skipFirst?: number;
 }
 /** A finished feed: its entries, and what became of them (rejections by their 0-based place in the input, the first five listed). */
 export interface FeedReport extends IngestReport {
@@ -1666,9 +1668,10 @@ struct FeedOptions {
     stream: Option<String>,
     source: Option<String>,
     batch_bytes: Option<usize>,
+    skip_first: Option<usize>,
 }
 
-/// `new LogFeed(service, { stream?, source?, batchBytes? })`: a log file fed in
+/// `new LogFeed(service, { stream?, source?, batchBytes?, skipFirst? })`: a log file fed in
 /// pieces (`push(bytes)` … `finish()`), framed, routed by stream and ingested
 /// in batches by the core.
 #[wasm_bindgen(js_name = LogFeed)]
@@ -1682,12 +1685,14 @@ impl JsLogFeed {
     #[wasm_bindgen(constructor)]
     pub fn new(service: &JsLogEndpoints, options: JsValue) -> Result<JsLogFeed, JsValue> {
         refuse_unknown_options::<FeedOptions>(&options, &[], "LogFeed option")?;
-        let options: FeedOptions = options_from(options, "{ stream?, source?, batchBytes? }")?;
+        let options: FeedOptions =
+            options_from(options, "{ stream?, source?, batchBytes?, skipFirst? }")?;
         let feed = LogFeed::new(
             options.stream.as_deref(),
             options.source.as_deref().unwrap_or("input"),
             options.batch_bytes.unwrap_or(DEFAULT_BATCH_BYTES),
-        )?;
+        )?
+        .skip_first(options.skip_first.unwrap_or(0));
         Ok(JsLogFeed {
             service: service.inner.clone(),
             feed,

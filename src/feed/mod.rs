@@ -144,6 +144,8 @@ pub struct LogFeed {
     report: FeedReport,
     /// Set by `finish`: more input, or a second finish, is a mistake said so.
     finished: bool,
+    /// The first entries, read before (`skip_first`): counted, not kept again.
+    skip: usize,
     /// Once the store filled: what it held of its budget (bytes), and how
     /// many entries read were not kept (the batch it refused, and any read
     /// after it).
@@ -177,7 +179,25 @@ impl LogFeed {
             },
             finished: false,
             full: None,
+            skip: 0,
         })
+    }
+
+    /// Goes on with an input whose first `entries` were read before (a
+    /// reading stopped there): they are counted, so entries keep their
+    /// numbers in the input, and not kept again.
+    pub fn skip_first(mut self, entries: usize) -> LogFeed {
+        self.skip = entries;
+        self
+    }
+
+    /// Whether the next entry is one read before (`skip_first`): it is counted and passed over.
+    fn passes_over(&mut self) -> bool {
+        let skipped = self.report.entries < self.skip;
+        if skipped {
+            self.report.entries += 1;
+        }
+        skipped
     }
 
     fn refuse_if_finished(&self) -> Result<()> {
@@ -460,6 +480,9 @@ impl LogFeed {
         if self.full.is_some() {
             return self.add(service, line);
         }
+        if self.passes_over() {
+            return Ok(());
+        }
         // Refused on its own: in a batch it would refuse the whole batch.
         // (An array's elements and CSV records are text already.)
         if let Err(e) = std::str::from_utf8(line) {
@@ -476,6 +499,9 @@ impl LogFeed {
         if let Some(full) = &mut self.full {
             self.report.entries += 1;
             full.not_kept += 1;
+            return Ok(());
+        }
+        if self.passes_over() {
             return Ok(());
         }
         let array = self.arrays;
@@ -865,6 +891,46 @@ mod tests {
                     message.starts_with(&format!("x.log: it is {said}")),
                     "{piece}: {message}"
                 );
+            }
+        }
+    }
+
+    /// An input gone on with after its first entries (`skip_first`) keeps
+    /// only the rest, and names rejections by their place in the whole input.
+    #[test]
+    fn an_input_gone_on_with_keeps_only_the_entries_after_those_read() {
+        let entries: Vec<String> = (0..10)
+            .map(|i| EDGE.replace("\"e1\"", &format!("\"e{i}\"")))
+            .collect();
+        let mut lines = entries.clone();
+        lines[7] = "not json".to_owned();
+        let ndjson = lines.join("\n") + "\n";
+        let array = format!("[{}]", entries.join(",\n"));
+        let mut csv = String::from("id,timestamp,project,event_message\n");
+        for i in 0..10 {
+            csv.push_str(&format!("c{i},1795177796000000,p,x\n"));
+        }
+        for (input, rejected) in [(&ndjson, 1), (&array, 0), (&csv, 0)] {
+            for piece in [1, 17, input.len()] {
+                let mut svc = service();
+                let mut feeder = LogFeed::new(None, "in", 1 << 20).unwrap().skip_first(4);
+                for chunk in input.as_bytes().chunks(piece) {
+                    feeder.push(&mut svc, chunk).unwrap();
+                }
+                let report = feeder.finish(&mut svc).unwrap();
+                assert_eq!(
+                    (
+                        report.entries,
+                        report.report.accepted,
+                        report.report.rejected_total
+                    ),
+                    (10, 6 - rejected, rejected),
+                    "{input:.20} in pieces of {piece}"
+                );
+                assert_eq!(svc.stats().edge_entries, 6 - rejected);
+                if rejected > 0 {
+                    assert_eq!(report.report.rejected[0].index, 7);
+                }
             }
         }
     }

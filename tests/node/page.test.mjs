@@ -342,11 +342,18 @@ test("Stop reading ends a long load there: what was read is kept and answered, a
     await tab.click("#stop-reading");
     await tab.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent), null, { timeout: 60_000 });
     const summary = await tab.textContent("#summary");
-    assert.match(summary, /Reading stopped at your request in long\.ndjson: the [\d,]+ whole entries before were read; 1 later file was not read\. Answers cover what was kept\./);
+    assert.match(summary, /Reading stopped at your request in long\.ndjson: the [\d,]+ whole entries before were read \(give it again to go on from there\); 1 later file was not read\. Answers cover what was kept\./);
     const held = Number(summary.match(/\(([\d,]+) edge, 0 function rows held\)/)?.[1].replaceAll(",", ""));
     assert.ok(held > 0 && held < total, `${held} of ${total} entries held`);
     assert.equal(await tab.isHidden("#stop-reading"), true, "the button goes with the load");
     assert.equal(await tab.isDisabled("#run"), false, "what was read can be asked");
+    // Given again, the file goes on after the entries read: each is held once (it was skipped as already read).
+    await tab.setInputFiles("#files", [path.join(dir, "long.ndjson")]);
+    await tab.waitForFunction(() => /Went on with long\.ndjson/.test(document.querySelector("#summary").textContent), null, { timeout: 120_000 });
+    const again = await tab.textContent("#summary .load-summary");
+    assert.match(again, new RegExp(`Went on with long\\.ndjson after the ${held.toLocaleString()} entries read before\\.`));
+    assert.match(again, new RegExp(`\\(${total.toLocaleString()} edge, 0 function rows held\\)`), "every entry held once");
+    assert.doesNotMatch(again, /Skipped/);
   } finally {
     await tab.close();
   }

@@ -44,6 +44,8 @@ function showProgress({ bytes, totalBytes, entries, rate }) {
  * the same file given again would count its entries twice, so it is skipped.
  */
 const readFiles = new Set();
+/** Files whose reading was stopped (Stop reading), by the same key: the entries read from each. Given again, a file goes on from there. */
+const partlyRead = new Map();
 const fileKey = (file) => `${file.name}\u0000${file.size}\u0000${file.lastModified}`;
 /** Entries held, as the last summary said (Run needs some). */
 let held = 0;
@@ -82,10 +84,21 @@ async function loadNow(files) {
   $("#stop-reading").hidden = false;
   $("#stop-reading").disabled = false;
   try {
-    const summary = await ask({ type: "ingest", files: fresh, stream: $("#stream").value });
+    const skipFirst = fresh.map((file) => partlyRead.get(fileKey(file)) ?? 0);
+    const summary = await ask({ type: "ingest", files: fresh, skipFirst, stream: $("#stream").value });
     // A saved analysis replaces what was held, so the files read before it are gone.
-    if (summary.files.some((f) => f.snapshot)) readFiles.clear();
-    for (const file of fresh) if (summary.files.some((f) => f.name === file.name && f.accepted > 0)) readFiles.add(fileKey(file));
+    if (summary.files.some((f) => f.snapshot)) {
+      readFiles.clear();
+      partlyRead.clear();
+    }
+    for (const [at, file] of fresh.entries()) {
+      const read = summary.files.find((f) => f.at === at);
+      if (read?.stoppedAfter !== undefined) partlyRead.set(fileKey(file), read.stoppedAfter);
+      else if (read?.accepted > 0) {
+        readFiles.add(fileKey(file));
+        partlyRead.delete(fileKey(file));
+      }
+    }
     addSummary(note + summaryHtml(summary));
     showHeld(summary);
   } catch (e) {
@@ -116,6 +129,9 @@ function summaryHtml({ accepted, rejected, reasons, files, seconds, catalog, sta
   const parts = [];
   const heldText = `${stats.edgeEntries.toLocaleString()} edge, ${stats.functionRows.toLocaleString()} function rows held`;
   if (opened.length) parts.push(`<p class="ok">Opened the saved analysis ${opened.join(", ")} (${heldText}).</p>`);
+  for (const { name, resumedAfter } of files.filter((f) => f.resumedAfter)) {
+    parts.push(`<p class="ok">Went on with ${escape(name)} after the ${resumedAfter.toLocaleString()} entries read before.</p>`);
+  }
   if (logs || !opened.length) parts.push(`<p class="${accepted ? "ok" : "warn"}"><strong>${accepted.toLocaleString()}</strong> entries loaded` +
     ` from ${logs} file${logs === 1 ? "" : "s"} in ${seconds.toFixed(1)} s` +
     ` (${heldText})` +
@@ -179,6 +195,7 @@ $("#start-over").addEventListener("click", () => {
   queue(async () => {
     const stats = await ask({ type: "start-over" });
     readFiles.clear();
+    partlyRead.clear();
     // Fields filled from the old files' projects and functions are emptied, to be filled from the next.
     for (const input of document.querySelectorAll('.field[data-param="project"] input, .field[data-param="function_id"] input')) input.value = "";
     showHeld({ stats, catalog: { edgeProjects: [], functionProjects: [], functions: [], newestTimestamp: null } });

@@ -58,8 +58,14 @@ async function isSnapshot(file) {
   return LogEndpoints.isSnapshot(new Uint8Array(await file.slice(0, 64).arrayBuffer()));
 }
 
-async function ingest({ files, stream }) {
+/**
+ * Reads the files given into what is held. `skipFirst[i]`: entries of
+ * `files[i]` read before (its reading was stopped), gone on from. Each file's
+ * summary names its place in `files` (`at`).
+ */
+async function ingest({ files, stream, skipFirst = [] }) {
   await ready();
+  const placeOf = new Map(files.map((file, at) => [file, at]));
   const { reportedReasons: REPORTED_REASONS } = LogEndpoints.constants();
   stopRequested = false;
   const summary = { accepted: 0, rejected: 0, reasons: settingProblem ? [settingProblem] : [], files: [] };
@@ -67,7 +73,7 @@ async function ingest({ files, stream }) {
   /** A file that could not be read at all: named in the summary, and the others go on. */
   const unread = (file, why) => {
     const error = `${file.name}: ${why}`;
-    summary.files.push({ name: file.name, entries: 0, accepted: 0, error });
+    summary.files.push({ name: file.name, at: placeOf.get(file), entries: 0, accepted: 0, error });
     summary.reasons.push(error);
   };
   // A saved analysis replaces what is held (one per drop); logs given with it are added on top.
@@ -121,7 +127,8 @@ async function ingest({ files, stream }) {
       break;
     }
     // The module frames the file, routes each entry to its stream and ingests in batches.
-    const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name });
+    const resumed = skipFirst[placeOf.get(file)] ?? 0;
+    const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, skipFirst: resumed });
     let fileBytes = 0;
     try {
       // A file the browser cannot read to its end (it changed, it went away)
@@ -160,7 +167,7 @@ async function ingest({ files, stream }) {
       let cut = done.endsEarly;
       if (stopped) {
         const later = files.length - at - 1;
-        cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
+        cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read (give it again to go on from there)${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
       } else if (failed) {
         cut = `${cut} (the browser could not read on: ${failed.message})`;
       }
@@ -170,11 +177,20 @@ async function ingest({ files, stream }) {
       if (stopped) summary.reasons.unshift(cut);
       else if (cut) summary.reasons.push(cut);
       summary.reasons.push(...done.rejected.slice(0, Math.max(0, REPORTED_REASONS - summary.reasons.length)).map((r) => r.reason));
-      summary.files.push({ name: file.name, entries: done.entries, accepted: done.accepted, ...(cut && { error: cut }) });
+      summary.files.push({
+        name: file.name,
+        at: placeOf.get(file),
+        entries: done.entries,
+        accepted: done.accepted,
+        ...(cut && { error: cut }),
+        ...(resumed && { resumedAfter: resumed }),
+        // Given again, it goes on after these.
+        ...(stopped && { stoppedAfter: done.entries }),
+      });
       if (storeFull(done.storeFull, files.length - at - 1) || stopped) break;
     } catch (e) {
       // The module kept the entries before the flaw (the message says how many): counted as read.
-      summary.files.push({ name: file.name, entries: feed.entries, accepted: feed.accepted, error: e.message });
+      summary.files.push({ name: file.name, at: placeOf.get(file), entries: feed.entries, accepted: feed.accepted, error: e.message });
       summary.reasons.push(e.message);
       entries += feed.entries;
       summary.accepted += feed.accepted;
