@@ -54,19 +54,21 @@ impl GzipFlaw {
     /// Whether the flaw falls inside an entry (the one it went through is
     /// not whole); bytes after whole gzip data leave every entry whole.
     pub(crate) fn cuts_an_entry(&self) -> bool {
-        !matches!(self, GzipFlaw::NotGzipAfter { .. })
+        !matches!(self, GzipFlaw::NotGzipAfter { .. }) && !self.fails_the_check()
+    }
+
+    /// zlib checks a member's data against its checksum and length at its
+    /// end: the whole member came out, and any entry of it may hold the damage.
+    fn fails_the_check(&self) -> bool {
+        matches!(self, GzipFlaw::Damaged { why, .. } if why.ends_with("data check") || why.ends_with("length check"))
     }
 
     /// What became of a file that unpacked in part, `entries` having been read.
     pub(crate) fn said(&self, source: &str, entries: usize) -> String {
         let why = match self {
-            // zlib checks a member's data against its checksum and length at
-            // its end: the whole member was read, and any entry may hold the damage.
-            GzipFlaw::Damaged { at, why }
-                if why.ends_with("data check") || why.ends_with("length check") =>
-            {
+            GzipFlaw::Damaged { at, why } if self.fails_the_check() => {
                 return format!(
-                    "{source} fails gzip's own check ({why} at byte {at}): the {} read from it may hold the damage",
+                    "{source} fails gzip's own check ({why} at byte {at}): the {} read from it may hold the damage, and what follows byte {at} was not read",
                     counted(entries, "entry", "entries")
                 );
             }
@@ -186,6 +188,12 @@ impl Gunzip {
     /// Whether a flaw was met: no more input is read.
     pub(crate) fn broke(&self) -> bool {
         self.flaw.is_some()
+    }
+
+    /// Compressed bytes taken so far.
+    #[cfg(test)]
+    pub(super) fn bytes_read(&self) -> u64 {
+        self.read
     }
 
     /// Whether any bytes came out (a file with none is not gzip at all).

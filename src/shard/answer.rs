@@ -23,7 +23,8 @@ pub struct RefusedSection {
 
 /// What a shard answers a delivery (the `X-Delivery` header's JSON).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+// Fields it does not know are passed over: a shard of a later release may store more.
+#[serde(rename_all = "camelCase", default)]
 pub struct DeliveryAnswer {
     /// The round was applied before: this is the answer given then.
     pub duplicate: bool,
@@ -111,7 +112,9 @@ mod tests {
             DeliveryAnswer::read(None).unwrap(),
             DeliveryAnswer::default()
         );
-        for bad in ["", "{", r#"{"accepted":"ten"}"#, r#"{"acepted":1}"#] {
+        let later = r#"{"accepted":3,"keptBytes":100}"#;
+        assert_eq!(DeliveryAnswer::read(Some(later)).unwrap().accepted, 3);
+        for bad in ["", "{", r#"{"accepted":"ten"}"#, "7"] {
             let error = DeliveryAnswer::read(Some(bad)).unwrap_err();
             assert_eq!(
                 (error.status(), error.code()),

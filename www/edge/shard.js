@@ -354,9 +354,10 @@ export class ShardObject {
   storedAnswer(partition, round) {
     const stored = this.sql.exec("SELECT report, overflow_bytes FROM answers WHERE partition = ? AND round = ?", partition, round).toArray()[0];
     if (!stored) return deliveryAnswer(LogEndpoints.replayedAnswer(null), new Uint8Array(0));
+    const answer = LogEndpoints.replayedAnswer(stored.report);
     try {
       const overflow = readParts(this.sql, "SELECT body FROM answer_parts WHERE partition = ? ORDER BY part", [partition], stored.overflow_bytes);
-      return deliveryAnswer(LogEndpoints.replayedAnswer(stored.report), overflow);
+      return deliveryAnswer(answer, overflow);
     } catch (e) {
       if (!isServiceError(e)) throw e;
       return deliveryAnswer(LogEndpoints.replayedAnswer(stored.report, e), new Uint8Array(0));

@@ -165,9 +165,11 @@ async function ingest({ files, stream, skipFirst = [] }) {
       // whose reading was stopped or failed is one that broke off there.
       const done = failed || stopped ? feed.finishCut() : feed.finish();
       let cut = done.endsEarly;
+      // A stop while the entries read before were still passed over leaves the point where to go on as it was.
+      const readUpTo = Math.max(done.entries, resumed);
       if (stopped) {
         const later = files.length - at - 1;
-        cut = `Reading stopped at your request in ${file.name}: the ${done.entries.toLocaleString("en-US")} whole entries before were read (give it again to go on from there)${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
+        cut = `Reading stopped at your request in ${file.name}: the ${readUpTo.toLocaleString("en-US")} whole entries before were read (give it again to go on from there)${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
       } else if (failed) {
         cut = `${cut} (the browser could not read on: ${failed.message})`;
       }
@@ -185,7 +187,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
         ...(cut && { error: cut }),
         ...(resumed && { resumedAfter: resumed }),
         // Given again, it goes on after these.
-        ...(stopped && { stoppedAfter: done.entries }),
+        ...(stopped && { stoppedAfter: readUpTo }),
       });
       if (storeFull(done.storeFull, files.length - at - 1) || stopped) break;
     } catch (e) {
