@@ -6,7 +6,7 @@
 //       [--stream edge_logs|function_edge_logs] [--format json|csv|table]
 //   npx log-endpoints endpoints
 //
-// Files are JSON arrays, NDJSON or CSV with a header row, optionally gzipped. The module's
+// Files are JSON arrays, NDJSON, pretty-printed objects or CSV with a header row, optionally gzipped. The module's
 // LogFeed frames them and sends each entry to the function stream when it has
 // function fields, else to the edge stream, unless --stream says otherwise.
 import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";

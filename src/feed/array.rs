@@ -1,7 +1,9 @@
 //! A JSON array read element by element as its bytes arrive. An element is
 //! handed on once what follows it (`,` or `]`) has arrived, so that one cut
 //! at a piece's end (a number, above all) is never read short, and the bytes
-//! held are those of the element still arriving, not the whole file.
+//! held are those of the element still arriving, not the whole file. The
+//! same reader reads JSON values one after another with no array around
+//! them: objects pretty-printed over several lines, as `jq .` writes them.
 
 use serde_json::value::RawValue;
 
@@ -15,6 +17,8 @@ enum Place {
     AfterElement,
     AfterComma,
     Closed,
+    /// Values one after another, with no array around them.
+    Stream,
 }
 
 /// Where reading an array has got to.
@@ -40,6 +44,19 @@ pub(super) struct ArrayReader {
 }
 
 impl ArrayReader {
+    /// A reader of JSON values one after another (no `[`, `,` or `]`).
+    pub(super) fn stream() -> ArrayReader {
+        ArrayReader {
+            place: Place::Stream,
+            ..ArrayReader::default()
+        }
+    }
+
+    /// Whether it reads values one after another rather than an array.
+    pub(super) fn is_stream(&self) -> bool {
+        self.place == Place::Stream
+    }
+
     pub(super) fn push(&mut self, bytes: &[u8]) {
         self.unread.extend_from_slice(bytes);
     }
@@ -81,21 +98,28 @@ impl ArrayReader {
                         self.elements
                     ))
                 }
-                (Place::BeforeFirst | Place::AfterComma, _) => {
+                (Place::BeforeFirst | Place::AfterComma | Place::Stream, _) => {
                     let mut values =
                         serde_json::Deserializer::from_slice(rest).into_iter::<&RawValue>();
                     match values.next() {
                         Some(Ok(element)) => {
                             let end = values.byte_offset();
                             let after = rest.get(end..).unwrap_or_default();
-                            if after.iter().all(|&b| is_json_blank(b)) {
+                            // A value that ends in a closing mark is whole; in an
+                            // array, the end of what arrived is still a cut file's.
+                            let ends_closed =
+                                matches!(element.get().as_bytes().last(), Some(b'}' | b']' | b'"'));
+                            let whole = self.is_stream() && (at_end || ends_closed);
+                            if after.iter().all(|&b| is_json_blank(b)) && !whole {
                                 // What follows has not arrived: whole or not is not known yet.
                                 self.retry_at = self.unread.len() - at + 1;
                                 break Progress::Open;
                             }
                             each(element.get().as_bytes())?;
                             self.elements += 1;
-                            self.place = Place::AfterElement;
+                            if !self.is_stream() {
+                                self.place = Place::AfterElement;
+                            }
                             at += end;
                             continue;
                         }
@@ -114,6 +138,8 @@ impl ArrayReader {
         self.unread.drain(..at.min(self.unread.len()));
         Ok(match (progress, self.place) {
             (Progress::Open, Place::Closed) => Progress::Closed,
+            // Values one after another end wherever one does.
+            (Progress::Open, Place::Stream) if at_end && self.unread.is_empty() => Progress::Closed,
             (progress, _) => progress,
         })
     }
@@ -141,7 +167,10 @@ mod tests {
 
     /// The elements read from `text` pushed in pieces of `piece` bytes.
     fn read_in_pieces(text: &str, piece: usize) -> (Vec<String>, Progress) {
-        let mut reader = ArrayReader::default();
+        read_with(ArrayReader::default(), text, piece)
+    }
+
+    fn read_with(mut reader: ArrayReader, text: &str, piece: usize) -> (Vec<String>, Progress) {
         let mut read = Vec::new();
         let mut each = |element: &[u8]| {
             read.push(String::from_utf8_lossy(element).into_owned());
@@ -172,6 +201,29 @@ mod tests {
             assert_eq!(progress, Progress::Closed, "{piece}");
         }
         assert_eq!(read_in_pieces("[]", 1), (vec![], Progress::Closed));
+    }
+
+    /// Values one after another (`jq .` output) are read whole at any
+    /// split; one cut off at the end is left out, and the reading is open.
+    #[test]
+    fn values_one_after_another_are_read_as_a_stream() {
+        let text = "{\n  \"a\": 1,\n  \"b\": \"}\"\n}\n{\n  \"a\": [2]\n}\n  12 {\"c\":3}\n";
+        let expected = [
+            "{\n  \"a\": 1,\n  \"b\": \"}\"\n}",
+            "{\n  \"a\": [2]\n}",
+            "12",
+            "{\"c\":3}",
+        ];
+        for piece in 1..=text.len() {
+            let (read, progress) = read_with(ArrayReader::stream(), text, piece);
+            assert_eq!(read, expected, "{piece}");
+            assert_eq!(progress, Progress::Closed, "{piece}");
+        }
+        let cut = &text[..text.len() - 5];
+        for piece in [1, 7, cut.len()] {
+            let (read, progress) = read_with(ArrayReader::stream(), cut, piece);
+            assert_eq!((read.len(), progress), (3, Progress::Open), "{piece}");
+        }
     }
 
     /// A number at the end of what has arrived is not read until what

@@ -4,7 +4,8 @@
 //! in batches of about `batch_bytes`, and naming rejected entries by their
 //! place in the whole input. The CLI and the browser page feed files through it.
 //!
-//! Files are NDJSON, a JSON array, or CSV with a header row naming
+//! Files are NDJSON, a JSON array, objects pretty-printed one after another
+//! (`jq .` of NDJSON: a first line of `{` alone), or CSV with a header row naming
 //! `timestamp` (and `id`, which every entry needs), as Supabase Studio's Logs Explorer exports results
 //! (`metadata` as a JSON text column, `null` written as the word). Each is
 //! read entry by entry as it arrives, so a file of any size is read in the
@@ -100,6 +101,16 @@ pub struct FeedReport {
     /// Why reading stopped early: the store filled. The entries read until
     /// then are kept and answered; the rest of the input is not read.
     pub store_full: Option<String>,
+}
+
+impl Framing {
+    /// What a file read element by element is, for messages.
+    fn what(&self) -> &'static str {
+        match self {
+            Framing::Array(reader) if reader.is_stream() => "stream of JSON objects",
+            _ => "JSON array",
+        }
+    }
 }
 
 /// Whether the input is gzip, once its first two bytes are seen.
@@ -298,9 +309,10 @@ impl LogFeed {
             return Ok(());
         }
         if let Framing::Undecided = self.framing {
-            // The framing is decided on the first non-blank bytes: `[` or `{` at
-            // once, anything else (a CSV header?) once its line is whole. Only
-            // the new bytes are searched for the line's end.
+            // The framing is decided on the first non-blank bytes: `[` at
+            // once, anything else (`{`: one object a line, or pretty-printed?
+            // a CSV header?) once its line is whole. Only the new bytes are
+            // searched for the line's end.
             self.carry.extend_from_slice(bytes);
             self.refuse_if_not_logs()?;
             // UTF-16 is told by its first four bytes.
@@ -315,7 +327,11 @@ impl LogFeed {
                 return Ok(());
             };
             let start = text.get(first..).unwrap_or_default();
-            if !matches!(start.first(), Some(b'[' | b'{')) && !bytes.contains(&b'\n') {
+            // `start` and the new bytes both end the bytes held.
+            let first_line_whole = memchr::memrchr(b'\n', bytes).is_some_and(|end| {
+                self.carry.len() - bytes.len() + end >= self.carry.len() - start.len()
+            });
+            if start.first() != Some(&b'[') && !first_line_whole {
                 return Ok(());
             }
             let start = start.to_vec();
@@ -374,8 +390,12 @@ impl LogFeed {
 
     /// Picks the framing from the input's first non-blank bytes.
     fn decide(&mut self, start: &[u8]) {
+        let first_line = start.split(|&b| b == b'\n').next().unwrap_or_default();
         self.framing = if start.first() == Some(&b'[') {
             Framing::Array(ArrayReader::default())
+        } else if first_line.trim_ascii() == b"{" {
+            // Objects pretty-printed one after another, as `jq .` writes them.
+            Framing::Array(ArrayReader::stream())
         } else if is_csv_header(start) {
             Framing::Csv(CsvReader::default())
         } else {
@@ -446,12 +466,13 @@ impl LogFeed {
                 if self.report.entries == 0 && !cut {
                     return Err(Error::UnreadableFile {
                         reason: format!(
-                            "{} is not a valid JSON array: it ends before its first entry is whole",
-                            self.source
+                            "{} is not a valid {}: it ends before its first entry is whole",
+                            self.source,
+                            self.framing.what()
                         ),
                     });
                 }
-                ending.get_or_insert(Ending::ArrayCut);
+                ending.get_or_insert(Ending::Cut(self.framing.what()));
             }
             Progress::Open | Progress::Broken(_) => {}
         }
@@ -467,7 +488,9 @@ impl LogFeed {
         let (source, entries) = (&self.source, self.report.entries);
         self.report.ends_early = ending.map(|ending| match ending {
             Ending::Gzip(flaw) => flaw.said(source, entries),
-            Ending::ArrayCut => ends_early(source, "a JSON array cut off before its end", entries),
+            Ending::Cut(what) => {
+                ends_early(source, &format!("a {what} cut off before its end"), entries)
+            }
             Ending::BrokeOff => ends_early(source, "it broke off", entries),
         });
         self.finished = true;
@@ -550,7 +573,7 @@ impl LogFeed {
             Ok(Progress::Broken(reason)) if !cut => Err(self.stopped_at(
                 service,
                 Error::UnreadableFile {
-                    reason: format!("{source} is not a valid JSON array ({reason})"),
+                    reason: format!("{source} is not a valid {} ({reason})", self.framing.what()),
                 },
             )),
             Ok(progress) => Ok(progress),
@@ -663,7 +686,8 @@ impl LogFeed {
 /// Why an input stopped being whole before its end.
 enum Ending {
     Gzip(gunzip::GzipFlaw),
-    ArrayCut,
+    /// What was cut off before its end (`Framing::what`).
+    Cut(&'static str),
     /// The host said so (`finish_cut`).
     BrokeOff,
 }
@@ -904,6 +928,49 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Objects pretty-printed one after another (`jq .` of an NDJSON file)
+    /// read as the NDJSON they came from, at any split (each line was an
+    /// entry refused as not JSON); a cut one is left out and said.
+    #[test]
+    fn pretty_printed_objects_read_as_their_ndjson() {
+        let entries: Vec<String> = (0..40)
+            .map(|i| match i % 3 {
+                0 => FUNCTION.replace("\"f1\"", &format!("\"f{i}\"")),
+                _ => EDGE.replace("\"e1\"", &format!("\"e{i}\"")),
+            })
+            .collect();
+        let pretty: String = entries
+            .iter()
+            .map(|entry| {
+                let value: serde_json::Value = serde_json::from_str(entry).unwrap();
+                serde_json::to_string_pretty(&value).unwrap() + "\n"
+            })
+            .collect();
+        let (ndjson, ndjson_svc) = feed_in_pieces(&(entries.join("\n") + "\n"), 4096, 1 << 20);
+        for text in [pretty.clone(), format!("\n\n{pretty}")] {
+            for piece in [1, 13, 4096] {
+                let (report, svc) = feed_in_pieces(&text, piece, 1 << 10);
+                assert_eq!(
+                    (
+                        report.entries,
+                        report.report.accepted,
+                        report.ends_early.as_deref()
+                    ),
+                    (40, 40, None),
+                    "pieces of {piece}"
+                );
+                assert_eq!(svc.stats().edge_entries, ndjson_svc.stats().edge_entries);
+                assert_eq!(svc.stats().function_rows, ndjson_svc.stats().function_rows);
+            }
+        }
+        assert_eq!(ndjson.report.accepted, 40);
+        let (cut, _) = feed_in_pieces(&pretty[..pretty.len() - 30], 100, 1 << 10);
+        assert_eq!(
+            cut.ends_early.as_deref(),
+            Some("in.ndjson ends early (a stream of JSON objects cut off before its end); the 39 whole entries before the break were read")
+        );
     }
 
     /// An input gone on with after its first entries (`skip_first`) keeps

@@ -279,6 +279,12 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   const halfWhole = cli("query", "functions.invocation-stats", "--logs", "half.json", "--logs", "edge.ndjson", ...countParams);
   assert.deepEqual(JSON.parse(halfBroken.stdout), JSON.parse(halfWhole.stdout), "the kept half is answered");
   assert.notDeepEqual(JSON.parse(halfBroken.stdout), JSON.parse(once.stdout));
+  // Objects pretty-printed one after another (`jq .` of NDJSON) read as the NDJSON they came from.
+  writeFileSync(path.join(dir, "pretty.json"), fns.map((entry) => JSON.stringify(entry, null, 2)).join("\n") + "\n");
+  const pretty = cli("query", "functions.invocation-stats", "--logs", "pretty.json", ...countParams);
+  assert.equal(pretty.status, 0, pretty.stderr);
+  assert.doesNotMatch(pretty.stderr, /rejected/);
+  assert.deepEqual(JSON.parse(pretty.stdout), JSON.parse(once.stdout));
   // Standard input as `--logs -`, here gzip in two members (`cat a.gz b.gz`), read whole;
   // parameters the endpoint does not take, or given twice, and an endpoint whose
   // stream no file held, are warned of.
