@@ -9,6 +9,11 @@ use serde_json::value::RawValue;
 
 use crate::error::Result;
 
+/// The most bytes one value of a stream (`ArrayReader::stream`) is held
+/// in before it is whole: more is one object around a whole file (an API
+/// answer saved pretty-printed), which would be held whole.
+const STREAM_VALUE_BYTES: usize = 64 << 20;
+
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum Place {
     #[default]
@@ -61,13 +66,15 @@ impl ArrayReader {
         self.unread.extend_from_slice(bytes);
     }
 
-    /// Hands each whole element that has arrived to `each`. `at_end`: no
-    /// more bytes arrive (an element not yet whole stays unread).
+    /// Hands each whole element that has arrived to `each`. `input_end`: no
+    /// more bytes arrive (`Some(cut)`: the input broke off), and an element
+    /// not yet whole stays unread.
     pub(super) fn read(
         &mut self,
-        at_end: bool,
+        input_end: Option<bool>,
         each: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<Progress> {
+        let at_end = input_end.is_some();
         if !at_end && self.unread.len() < self.retry_at {
             return Ok(Progress::Open);
         }
@@ -109,7 +116,9 @@ impl ArrayReader {
                             // array, the end of what arrived is still a cut file's.
                             let ends_closed =
                                 matches!(element.get().as_bytes().last(), Some(b'}' | b']' | b'"'));
-                            let whole = self.is_stream() && (at_end || ends_closed);
+                            // A number last in a stream is whole at its end, unless the input broke off there.
+                            let whole =
+                                self.is_stream() && (ends_closed || input_end == Some(false));
                             if after.iter().all(|&b| is_json_blank(b)) && !whole {
                                 // What follows has not arrived: whole or not is not known yet.
                                 self.retry_at = self.unread.len() - at + 1;
@@ -122,6 +131,18 @@ impl ArrayReader {
                             }
                             at += end;
                             continue;
+                        }
+                        // Values one after another: one that cannot be whole within
+                        // the bound is a whole file in one object, held whole.
+                        Some(Err(e))
+                            if e.is_eof()
+                                && self.is_stream()
+                                && rest.len() > STREAM_VALUE_BYTES =>
+                        {
+                            break Progress::Broken(format!(
+                                "entry {entry} is over {} MiB and not yet whole: one object around the whole file? Give its entries one a line (`jq -c '.result[]'`)",
+                                STREAM_VALUE_BYTES >> 20
+                            ));
                         }
                         // A number cut at the end is an error at the last byte ("3.", "1e").
                         Some(Err(e)) if e.is_eof() || (!at_end && at_last_byte(rest, &e)) => {
@@ -179,13 +200,13 @@ mod tests {
         let mut progress = Progress::Open;
         for chunk in text.as_bytes().chunks(piece.max(1)) {
             reader.push(chunk);
-            progress = reader.read(false, &mut each).unwrap();
+            progress = reader.read(None, &mut each).unwrap();
             if matches!(progress, Progress::Broken(_)) {
                 return (read, progress);
             }
         }
         let progress = match progress {
-            Progress::Open => reader.read(true, &mut each).unwrap(),
+            Progress::Open => reader.read(Some(false), &mut each).unwrap(),
             done => done,
         };
         (read, progress)
@@ -224,6 +245,40 @@ mod tests {
             let (read, progress) = read_with(ArrayReader::stream(), cut, piece);
             assert_eq!((read.len(), progress), (3, Progress::Open), "{piece}");
         }
+        // An object is handed on once its `}` arrives; a number waits for what follows it.
+        let mut reader = ArrayReader::stream();
+        let mut read = 0;
+        reader.push(b"{\"a\": 1}");
+        reader
+            .read(None, &mut |_| {
+                read += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(read, 1);
+        reader.push(b"\n12");
+        reader
+            .read(None, &mut |_| {
+                read += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(read, 1);
+        // At the end, a last number is whole, unless the input broke off there.
+        let progress = reader
+            .read(Some(true), &mut |_| {
+                read += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!((read, progress), (1, Progress::Open));
+        reader
+            .read(Some(false), &mut |_| {
+                read += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(read, 2);
     }
 
     /// A number at the end of what has arrived is not read until what
@@ -264,7 +319,7 @@ mod tests {
         }
         let mut reader = ArrayReader::default();
         reader.push(b"[\"caf\xe9\"]");
-        let progress = reader.read(false, &mut |_| Ok(())).unwrap();
+        let progress = reader.read(None, &mut |_| Ok(())).unwrap();
         assert!(
             matches!(&progress, Progress::Broken(reason) if reason.contains("invalid unicode")),
             "{progress:?}"
@@ -283,11 +338,11 @@ mod tests {
             if reader.unread.len() >= reader.retry_at {
                 tries += 1;
             }
-            reader.read(false, &mut |_| Ok(())).unwrap();
+            reader.read(None, &mut |_| Ok(())).unwrap();
         }
         assert!(tries < 30, "{tries} tries");
         assert_eq!(
-            reader.read(true, &mut |_| Ok(())).unwrap(),
+            reader.read(Some(false), &mut |_| Ok(())).unwrap(),
             Progress::Closed
         );
     }

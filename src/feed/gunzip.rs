@@ -300,6 +300,23 @@ pub(super) mod tests {
         assert_eq!((read.len(), gunzip.flaw(true)), (text.len(), None));
     }
 
+    /// A member that fails gzip's own check came out whole: its last entry is not cut.
+    #[test]
+    fn a_failed_check_leaves_the_member_s_entries_whole() {
+        let failed = GzipFlaw::Damaged {
+            at: 9,
+            why: "incorrect data check".into(),
+        };
+        assert!(!failed.cuts_an_entry());
+        let said = failed.said("x.gz", 2);
+        assert_eq!(said, "x.gz fails gzip's own check (incorrect data check at byte 9): the 2 entries read from it may hold the damage, and what follows byte 9 was not read");
+        assert!(GzipFlaw::Damaged {
+            at: 9,
+            why: "invalid block type".into()
+        }
+        .cuts_an_entry());
+    }
+
     #[test]
     fn a_header_that_is_not_gzip_unpacks_nothing() {
         let (read, gunzip) = unpack(&[0x1f, 0x8b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], 3);

@@ -96,21 +96,12 @@ pub struct FeedReport {
     pub report: IngestReport,
     /// Where and why the input stopped being whole, in words: gzip cut
     /// off, damaged or followed by other bytes, a JSON array that stops
-    /// before its `]`, or `finish_cut`. The whole entries before were read.
+    /// before its `]` or objects one after another cut inside one, or
+    /// `finish_cut`. The whole entries before were read.
     pub ends_early: Option<String>,
     /// Why reading stopped early: the store filled. The entries read until
     /// then are kept and answered; the rest of the input is not read.
     pub store_full: Option<String>,
-}
-
-impl Framing {
-    /// What a file read element by element is, for messages.
-    fn what(&self) -> &'static str {
-        match self {
-            Framing::Array(reader) if reader.is_stream() => "stream of JSON objects",
-            _ => "JSON array",
-        }
-    }
 }
 
 /// Whether the input is gzip, once its first two bytes are seen.
@@ -126,10 +117,20 @@ enum Framing {
     Undecided,
     /// NDJSON: complete lines are routed as they arrive.
     Lines,
-    /// A JSON array: each element read once it is whole.
+    /// A JSON array, or objects one after another (`ArrayReader::stream`): each element read once it is whole.
     Array(ArrayReader),
     /// CSV with a header row: each record made an entry once it is whole.
     Csv(CsvReader),
+}
+
+impl Framing {
+    /// What a file read element by element is, for messages.
+    fn what(&self) -> &'static str {
+        match self {
+            Framing::Array(reader) if reader.is_stream() => "stream of JSON objects",
+            _ => "JSON array",
+        }
+    }
 }
 
 /// One stream's pending batch: NDJSON lines, or (for array input) a JSON array.
@@ -562,7 +563,7 @@ impl LogFeed {
         let source = self.source.clone();
         let mut add = |entry: &[u8]| self.add(service, entry);
         let read = match &mut framing {
-            Framing::Array(array) => array.read(end.is_some(), &mut add),
+            Framing::Array(array) => array.read(end, &mut add),
             Framing::Csv(csv) => csv
                 .read(&source, end.is_some(), cut, &mut add)
                 .map(|()| Progress::Open),
@@ -902,15 +903,22 @@ mod tests {
         let snapshot = svc.snapshot();
         let zipped = gzip(&snapshot);
         let twice = gzip(&gzip(format!("{EDGE}\n").as_bytes()));
-        let utf16: Vec<u8> = format!("{EDGE}\n").bytes().flat_map(|b| [b, 0]).collect();
+        let utf16 = |text: &str| -> Vec<u8> { text.bytes().flat_map(|b| [b, 0]).collect() };
+        let (object, array, csv) = (
+            utf16(&format!("{EDGE}\n")),
+            utf16(&format!("[{EDGE}]")),
+            utf16("id,timestamp\ne1,1\n"),
+        );
         let zip = b"PK\x03\x04\x14\x00\x00\x00\x08\x00 edge.ndjson\n";
         for (bytes, said) in [
             (&snapshot[..], "a saved store (a snapshot)"),
             (&zipped[..], "a saved store (a snapshot)"),
             (&twice[..], "gzip inside gzip"),
-            (&utf16[..], "UTF-16 text (every other byte zero)"),
+            (&object[..], "UTF-16 text (every other byte zero)"),
+            (&array[..], "UTF-16 text (every other byte zero)"),
+            (&csv[..], "UTF-16 text (every other byte zero)"),
             (
-                &[&[0xff, 0xfe][..], &utf16].concat()[..],
+                &[&[0xff, 0xfe][..], &object].concat()[..],
                 "UTF-16 text (its byte order mark",
             ),
             (&zip[..], "a zip archive"),
@@ -928,6 +936,16 @@ mod tests {
                 );
             }
         }
+        // A log that copytruncate left beginning with zero bytes is read:
+        // its first line is refused, the rest kept.
+        let padded = [&[0u8; 64][..], format!("{EDGE}\n{EDGE}\n").as_bytes()].concat();
+        let mut feeder = LogFeed::new(None, "x.log", 1 << 20).unwrap();
+        feeder.push(&mut svc, &padded).unwrap();
+        let report = feeder.finish(&mut svc).unwrap();
+        assert_eq!(
+            (report.report.accepted, report.report.rejected_total),
+            (1, 1)
+        );
     }
 
     /// Objects pretty-printed one after another (`jq .` of an NDJSON file)
@@ -1011,6 +1029,19 @@ mod tests {
                 }
             }
         }
+        // A flaw after the entries passed over counts only those this reading kept.
+        let broken = format!("[{},\n{{]", entries[..6].join(",\n"));
+        let mut svc = service();
+        let mut feeder = LogFeed::new(None, "in", 1 << 20).unwrap().skip_first(4);
+        let refused = feeder
+            .push(&mut svc, broken.as_bytes())
+            .and_then(|()| feeder.finish(&mut svc).map(drop))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.ends_with("; 2 of the 2 entries before it were kept"),
+            "{refused}"
+        );
     }
 
     /// Gzip input, in one member or several (`cat a.gz b.gz`), reads as
