@@ -917,6 +917,7 @@ mod tests {
             (&object[..], "UTF-16 text (every other byte zero)"),
             (&array[..], "UTF-16 text (every other byte zero)"),
             (&csv[..], "UTF-16 text (every other byte zero)"),
+            (&gzip(&array), "UTF-16 text (every other byte zero)"),
             (
                 &[&[0xff, 0xfe][..], &object].concat()[..],
                 "UTF-16 text (its byte order mark",
