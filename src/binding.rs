@@ -96,7 +96,7 @@ export interface FeedOptions {
 /** A finished feed: its entries, and what became of them (rejections by their 0-based place in the input, the first five listed). */
 export interface FeedReport extends IngestReport {
   entries: number;
-  /** Where and why the input stopped being whole, in words (gzip cut off or damaged, a JSON array that stops before its `]`, objects one after another cut inside one, `finishCut`): the whole entries before were read. Null when it was whole. */
+  /** Where and why the input stopped being whole, in words (gzip cut off, damaged or followed by other bytes, a JSON array that stops before its `]`, objects one after another cut inside one, `finishCut`): the whole entries before were read. Null when it was whole. */
   endsEarly: string | null;
   /** Why reading stopped early: the store filled (`limits.maxStoreBytes`); what was read is kept. Null otherwise. */
   storeFull: string | null;

@@ -133,7 +133,7 @@ errors! {
         "a fault inside the engine; it was restarted, retry the request";
     /// A shard's answer (sharded deployment) cannot be combined with the others.
     BadShardAnswer { reason: String } => 502, "bad_shard_answer",
-        "a shard's answer could not be merged (never expected; a bug to report)";
+        "a shard's answer could not be merged or read (never expected; a bug to report)";
     /// A part of the deployment (a shard, the directory, the engine) did not answer.
     Unavailable { reason: String } => 503, "unavailable",
         "a part of the deployment did not answer or is restarting; retry";

@@ -1,5 +1,5 @@
-//! Feeding a log file that arrives in pieces (a file stream, a fetch body, a
-//! gunzip stream) into a service: framing across piece boundaries, routing each
+//! Feeding a log file that arrives in pieces (a file stream, a fetch body,
+//! gzipped or not) into a service: framing across piece boundaries, routing each
 //! entry to the edge or the function stream by its fields, ingesting each stream
 //! in batches of about `batch_bytes`, and naming rejected entries by their
 //! place in the whole input. The CLI and the browser page feed files through it.
@@ -410,8 +410,8 @@ impl LogFeed {
         self.finish_input(service, false)
     }
 
-    /// `finish` for an input that broke off (a cut download, a damaged gzip
-    /// stream): the whole entries before the break are kept, and the one it
+    /// `finish` for an input that broke off (a cut download, a read that
+    /// failed or was stopped): the whole entries before the break are kept, and the one it
     /// went through is left out, since what was read of it is not what was
     /// written (a cut number reads as another number). An array's elements
     /// and CSV records are read up to the break.
