@@ -247,38 +247,22 @@ mod tests {
         }
         // An object is handed on once its `}` arrives; a number waits for what follows it.
         let mut reader = ArrayReader::stream();
-        let mut read = 0;
+        let read = std::cell::Cell::new(0);
+        let mut count = |_: &[u8]| {
+            read.set(read.get() + 1);
+            Ok(())
+        };
         reader.push(b"{\"a\": 1}");
-        reader
-            .read(None, &mut |_| {
-                read += 1;
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(read, 1);
+        reader.read(None, &mut count).unwrap();
+        assert_eq!(read.get(), 1);
         reader.push(b"\n12");
-        reader
-            .read(None, &mut |_| {
-                read += 1;
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(read, 1);
+        reader.read(None, &mut count).unwrap();
+        assert_eq!(read.get(), 1);
         // At the end, a last number is whole, unless the input broke off there.
-        let progress = reader
-            .read(Some(true), &mut |_| {
-                read += 1;
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!((read, progress), (1, Progress::Open));
-        reader
-            .read(Some(false), &mut |_| {
-                read += 1;
-                Ok(())
-            })
-            .unwrap();
-        assert_eq!(read, 2);
+        let progress = reader.read(Some(true), &mut count).unwrap();
+        assert_eq!((read.get(), progress), (1, Progress::Open));
+        reader.read(Some(false), &mut count).unwrap();
+        assert_eq!(read.get(), 2);
     }
 
     /// A number at the end of what has arrived is not read until what

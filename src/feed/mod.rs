@@ -716,6 +716,13 @@ mod tests {
     const EDGE: &str = r#"{"id":"e1","timestamp":1795177796000000,"project":"p","metadata":[{"request":[{"url":"https://p.supabase.co/rest/v1/x","path":"/rest/v1/x"}]}]}"#;
     const FUNCTION: &str = r#"{"id":"f1","timestamp":1795177796000000,"metadata":[{"project_ref":"p","function_id":"f","execution_time_ms":3,"response":[{"status_code":200}]}]}"#;
 
+    /// `n` edge entries, `e0` … (ids told apart).
+    fn edge_entries(n: usize) -> Vec<String> {
+        (0..n)
+            .map(|i| EDGE.replace("\"e1\"", &format!("\"e{i}\"")))
+            .collect()
+    }
+
     fn feed_in_pieces(input: &str, piece: usize, batch_bytes: usize) -> (FeedReport, LogEndpoints) {
         let mut svc = service();
         let mut feeder = LogFeed::new(None, "in.ndjson", batch_bytes).unwrap();
@@ -996,9 +1003,7 @@ mod tests {
     /// only the rest, and names rejections by their place in the whole input.
     #[test]
     fn an_input_gone_on_with_keeps_only_the_entries_after_those_read() {
-        let entries: Vec<String> = (0..10)
-            .map(|i| EDGE.replace("\"e1\"", &format!("\"e{i}\"")))
-            .collect();
+        let entries = edge_entries(10);
         let mut lines = entries.clone();
         lines[7] = "not json".to_owned();
         let ndjson = lines.join("\n") + "\n";
@@ -1049,9 +1054,7 @@ mod tests {
     /// the text it unpacks to, in each framing and at any split.
     #[test]
     fn gzip_input_reads_as_its_text() {
-        let entries: Vec<String> = (0..300)
-            .map(|i| EDGE.replace("\"e1\"", &format!("\"e{i}\"")))
-            .collect();
+        let entries = edge_entries(300);
         let ndjson = entries.join("\n") + "\n";
         let array = format!("[{}]", entries.join(",\n"));
         for text in [&ndjson, &array] {
