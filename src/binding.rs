@@ -153,6 +153,8 @@ export interface HttpRequest {
   /** A POST body of parameters (a JSON object), as its bytes or as text. */
   body?: Uint8Array | string | null;
 }
+/** What an object that keeps batches finds of a batch's key: kept now; the same batch, kept before (acknowledged again with `X-Duplicate: true`, not kept twice); other content under an `Idempotency-Key` kept before (422). */
+export type Seen = "new" | "duplicate" | "keyReused";
 /** A batch read and made ready to keep (`prepareIngest`). */
 export interface PreparedBatch {
   /** What recognises the batch when it is sent again, the ingest partition that keeps it, and its content's hash (to tell a reused `Idempotency-Key`). */
@@ -160,10 +162,8 @@ export interface PreparedBatch {
   report: IngestReport;
   /** How many shards its entries go to (0: nothing to keep). */
   shards: number;
-  /** The answer to send. */
-  answer: HttpAnswer;
-  /** The answer instead when its `Idempotency-Key` was kept with other content (422), for a keyed request. */
-  keyReused: HttpAnswer | null;
+  /** The answer to send, by what the object that keeps the batch finds of its key (`LogEndpoints.batchSeen`): `answers.new` when nothing is kept. */
+  answers: Record<Seen, HttpAnswer>;
   /** What is kept: the batch's rows split by shard (`ingestRecord` keeps it in a store). */
   record: Uint8Array;
 }
@@ -1074,13 +1074,18 @@ impl JsLogEndpoints {
         Ok(settings)
     }
 
-    /// `LogEndpoints.isSameBatch(content, keptContent)`: whether a batch whose
-    /// key was kept (`keptContent`: the content kept with it, or null for a
-    /// key kept before contents were) is the same batch, not other content
-    /// under the same `Idempotency-Key`.
-    #[wasm_bindgen(js_name = isSameBatch)]
-    pub fn is_same_batch(content: &str, kept_content: Option<String>) -> bool {
-        crate::shard::BatchKey::is_same_batch(content, kept_content.as_deref())
+    /// `LogEndpoints.batchSeen(content, kept)` → a `Seen`: what an object
+    /// that keeps batches finds of a batch of `content` (its prepared
+    /// `key.content`). `kept`: undefined when its key was not kept within the
+    /// resend window, else the content kept with it (null for a key kept
+    /// before contents were). The request's answer is `answers[seen]`.
+    #[wasm_bindgen(js_name = batchSeen)]
+    pub fn batch_seen(content: &str, kept: JsValue) -> Result<JsValue, JsValue> {
+        let kept = (!kept.is_undefined()).then(|| kept.as_string());
+        to_js(&crate::shard::BatchKey::seen(
+            content,
+            kept.as_ref().map(|k| k.as_deref()),
+        ))
     }
 
     /// `LogEndpoints.shardName(project, day)` → the name of the shard that

@@ -22,8 +22,8 @@ use crate::memory::reserve_room;
 use crate::params::{Params, MAX_VALUE_BYTES};
 use crate::routes::Route;
 use crate::shard::{
-    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, DeliveryAnswer, IngestStatus,
-    QueryPlan, RefusedSection, Section, ShardQuery, Split,
+    is_group_shard, read_record, BatchKey, BatchSplit, Delivery, DeliveryAnswer, IngestAnswers,
+    IngestStatus, QueryPlan, RefusedSection, Section, ShardQuery, Split,
 };
 use crate::staged::{self, StagedRows};
 use crate::store::block_storage::BlockStorageRef;
@@ -77,11 +77,9 @@ pub struct PreparedBatch {
     pub report: IngestReport,
     /// How many shards its entries go to (0: nothing to keep).
     pub shards: usize,
-    /// The answer to the request that sent it (`prepare_request`).
-    pub answer: Option<HttpAnswer>,
-    /// The answer instead when its `Idempotency-Key` was kept with other
-    /// content (422 `idempotency_key_reused`); only for a keyed request.
-    pub key_reused: Option<HttpAnswer>,
+    /// The answers to the request that sent it (`prepare_request`), by
+    /// what the object that keeps it finds of its key.
+    pub answers: Option<IngestAnswers>,
     /// What is kept: the batch's staged rows, split by shard (`ingest_record`
     /// or the sharded deployment's rounds read it).
     #[serde(skip)]
@@ -455,8 +453,7 @@ impl LogEndpoints {
             record: split.record(),
             shards: split.shards(),
             report: split.report,
-            answer: None,
-            key_reused: None,
+            answers: None,
         })
     }
 
@@ -475,10 +472,10 @@ impl LogEndpoints {
         let key =
             BatchKey::with_content(&call.source.name, content, call.idempotency_key.as_deref());
         let mut prepared = self.prepare(&call.source, call.form(now, content), batch, key)?;
-        prepared.answer = Some(call.answer(&prepared.report));
-        prepared.key_reused = call
-            .idempotency_key
-            .map(|key| HttpAnswer::from(&Error::IdempotencyKeyReused { key }));
+        prepared.answers = Some(IngestAnswers::new(
+            call.answer(&prepared.report),
+            call.idempotency_key,
+        ));
         Ok(prepared)
     }
 

@@ -8,6 +8,8 @@ use serde::Serialize;
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use super::{ingest_name, INGEST_PARTITIONS};
+use crate::error::Error;
+use crate::http::HttpAnswer;
 
 /// How long an object remembers the key of a batch it kept (a shipper's
 /// retries come within minutes; a day covers an outage): a resend within it
@@ -53,13 +55,16 @@ impl BatchKey {
         }
     }
 
-    /// Whether a batch of `content` whose key was kept within the resend
-    /// window with `kept_content` is the same batch (acknowledged again, not
-    /// kept twice), rather than other content under the same
-    /// `Idempotency-Key` (422 `idempotency_key_reused`). A key kept before
-    /// contents were recorded (`None`) counts as the same batch.
-    pub fn is_same_batch(content: &str, kept_content: Option<&str>) -> bool {
-        kept_content.is_none_or(|kept| kept == content)
+    /// What an object that keeps batches finds of a batch of `content`:
+    /// `kept` is `None` when its key was not kept within the resend window,
+    /// else the content kept with it (`None` for a key kept before contents
+    /// were recorded, which counts as the same batch).
+    pub fn seen(content: &str, kept: Option<Option<&str>>) -> Seen {
+        match kept {
+            None => Seen::New,
+            Some(kept) if kept.is_none_or(|kept| kept == content) => Seen::Duplicate,
+            Some(_) => Seen::KeyReused,
+        }
     }
 
     /// The hash of a batch's source and decoded bytes.
@@ -72,28 +77,100 @@ impl BatchKey {
     }
 }
 
+/// What the object that keeps a batch found of its key (`BatchKey::seen`):
+/// the message an ingest partition answers the front with, and what picks
+/// the request's answer (`IngestAnswers::to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Seen {
+    /// Not kept within the resend window: kept now.
+    New,
+    /// The same batch, kept before: acknowledged again, not kept twice.
+    Duplicate,
+    /// Other content under an `Idempotency-Key` kept before: not kept.
+    KeyReused,
+}
+
+/// The answers to an ingest request, one for each thing the object that
+/// keeps its batch may find (`Seen`; a host picks the field of that name),
+/// made with the batch's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngestAnswers {
+    /// The report's answer (and the one answer when nothing is kept).
+    pub new: HttpAnswer,
+    /// The same, marked `X-Duplicate: true`.
+    pub duplicate: HttpAnswer,
+    /// 422 `idempotency_key_reused` for a request with an `Idempotency-Key`.
+    /// Without one a batch's key is its content, so this is never found;
+    /// it is then the duplicate's answer.
+    pub key_reused: HttpAnswer,
+}
+
+impl IngestAnswers {
+    pub fn new(answer: HttpAnswer, idempotency_key: Option<String>) -> IngestAnswers {
+        let mut duplicate = answer.clone();
+        duplicate
+            .headers
+            .push(("X-Duplicate".to_owned(), "true".to_owned()));
+        IngestAnswers {
+            new: answer,
+            key_reused: match idempotency_key {
+                Some(key) => HttpAnswer::from(&Error::IdempotencyKeyReused { key }),
+                None => duplicate.clone(),
+            },
+            duplicate,
+        }
+    }
+
+    /// The answer when the keeping object found `seen`.
+    pub fn to(&self, seen: Seen) -> &HttpAnswer {
+        match seen {
+            Seen::New => &self.new,
+            Seen::Duplicate => &self.duplicate,
+            Seen::KeyReused => &self.key_reused,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
 
     #[test]
     fn a_key_kept_with_other_content_is_other_content() {
         let keyed = BatchKey::of("edge_logs", b"[1]", Some("job-1"));
-        assert!(BatchKey::is_same_batch(
-            &keyed.content,
-            Some(&keyed.content)
-        ));
-        assert!(
-            BatchKey::is_same_batch(&keyed.content, None),
+        assert_eq!(BatchKey::seen(&keyed.content, None), Seen::New);
+        assert_eq!(
+            BatchKey::seen(&keyed.content, Some(Some(&keyed.content))),
+            Seen::Duplicate
+        );
+        assert_eq!(
+            BatchKey::seen(&keyed.content, Some(None)),
+            Seen::Duplicate,
             "kept before contents were"
         );
         let other = BatchKey::of("edge_logs", b"[2]", Some("job-1"));
         assert_eq!(other.key, keyed.key);
-        assert!(!BatchKey::is_same_batch(
-            &other.content,
-            Some(&keyed.content)
-        ));
+        assert_eq!(
+            BatchKey::seen(&other.content, Some(Some(&keyed.content))),
+            Seen::KeyReused
+        );
+    }
+
+    #[test]
+    fn each_seen_has_its_answer() {
+        let ok = HttpAnswer::from(&Error::NotFound { path: "x".into() });
+        let keyed = IngestAnswers::new(ok.clone(), Some("job-1".into()));
+        assert_eq!(keyed.to(Seen::New), &ok);
+        let duplicate = keyed.to(Seen::Duplicate);
+        assert_eq!((duplicate.status, &duplicate.body), (ok.status, &ok.body));
+        assert!(duplicate
+            .headers
+            .contains(&("X-Duplicate".to_owned(), "true".to_owned())));
+        assert_eq!(keyed.to(Seen::KeyReused).status, 422);
+        let unkeyed = IngestAnswers::new(ok, None);
+        assert_eq!(unkeyed.to(Seen::KeyReused), unkeyed.to(Seen::Duplicate));
     }
 
     #[test]

@@ -42,7 +42,7 @@ fn send(svc: &mut LogEndpoints, request: &HttpRequest, body: &str) -> (HttpAnswe
     if prepared.shards > 0 {
         svc.ingest_record(&prepared.record).unwrap();
     }
-    (prepared.answer.clone().unwrap(), prepared)
+    (prepared.answers.clone().unwrap().new, prepared)
 }
 
 fn body(answer: &HttpAnswer) -> Value {
@@ -281,11 +281,15 @@ fn answers_a_shipper_can_act_on() {
     let to_gotrue = vector_post("/api/logs?source_name=gotrue.logs.prod");
 
     // Nothing kept: 422 with each entry's reason (Vector drops it: a resend cannot help).
-    let answer = prepare(&to_gotrue, "[1, \"two\"]").unwrap().answer.unwrap();
+    let answer = prepare(&to_gotrue, "[1, \"two\"]")
+        .unwrap()
+        .answers
+        .unwrap()
+        .new;
     assert_eq!(answer.status, 422);
     assert_eq!(body(&answer)["error"]["code"], json!("nothing_kept"));
     assert_eq!(body(&answer)["rejectedTotal"], json!(2));
-    let answer = prepare(&to_gotrue, "").unwrap().answer.unwrap();
+    let answer = prepare(&to_gotrue, "").unwrap().answers.unwrap().new;
     assert_eq!(
         (answer.status, body(&answer)["error"]["code"].clone()),
         (400, json!("unreadable_batch"))

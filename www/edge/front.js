@@ -104,17 +104,15 @@ export class Front {
     const body = await readBody(request, settings.maxBodyBytes);
     const prepared = service.prepareIngest(parts, body);
     const { key, partition, content } = prepared.key;
-    if (prepared.shards === 0) return respond(prepared.answer);
+    if (prepared.shards === 0) return respond(prepared.answers.new);
     const res = await ingestStub(env, partition).fetch("https://ingest.internal/keep", {
       method: "POST",
       body: prepared.record,
       headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Batch-Content": content, "X-Partition": partition, "X-Batch-Shards": String(prepared.shards) },
     });
     if (!res.ok) throw new ObjectError(res);
-    const { duplicate, keyReused } = await res.json();
-    const response = respond(keyReused ? prepared.keyReused : prepared.answer);
+    const response = respond(prepared.answers[await res.json()]); // the partition's `Seen`
     response.headers.set("X-Objects", partition);
-    if (duplicate) response.headers.set("X-Duplicate", "true");
     return response;
   }
 

@@ -108,7 +108,7 @@ export class IngestObject {
     const record = new Uint8Array(await request.arrayBuffer());
     const now = Date.now();
     const seen = this.seen.match(key, content, now);
-    if (seen) return Response.json({ duplicate: seen === "same", keyReused: seen === "other" });
+    if (seen !== "new") return Response.json(seen);
     const name = request.headers.get("X-Partition");
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("INSERT INTO meta (id, name, next_round) VALUES (1, ?, 1) ON CONFLICT (id) DO NOTHING", name);
@@ -120,7 +120,7 @@ export class IngestObject {
     });
     const waiting = this.sql.exec("SELECT coalesce(sum(bytes), 0) AS bytes FROM batches").one().bytes;
     await this.armDistribution(now + LogEndpoints.roundDelayMs(waiting));
-    return Response.json({ duplicate: false, keyReused: false });
+    return Response.json(seen);
   }
 
   /** What this partition registered in the directory already (in memory; rebuilt after a restart or a trap). */

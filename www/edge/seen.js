@@ -22,15 +22,10 @@ export class SeenBatches {
     sql.exec("CREATE INDEX IF NOT EXISTS seen_by_age ON seen (received_ms)");
   }
 
-  /**
-   * Whether `key` was kept within the window: null if not, "same" for the
-   * same batch, "other" for other content under its Idempotency-Key (the
-   * core's rule, `isSameBatch`).
-   */
+  /** What the core makes of `key` and what was kept with it within the window: a `Seen` ("new", "duplicate" or "keyReused"). */
   match(key, content, nowMs) {
     const [row] = this.sql.exec("SELECT content FROM seen WHERE key = ? AND received_ms >= ?", key, nowMs - SEEN_FOR_MS).toArray();
-    if (!row) return null;
-    return LogEndpoints.isSameBatch(content, row.content) ? "same" : "other";
+    return LogEndpoints.batchSeen(content, row ? row.content : undefined);
   }
 
   /** Records `key` and its batch's content (call it in the transaction that keeps the batch). */

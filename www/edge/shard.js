@@ -306,18 +306,14 @@ export class ShardObject {
     const body = await readBody(request, this.settings.maxBodyBytes);
     const prepared = this.service.prepareIngest(parts, body);
     // Nothing to keep (every entry refused): answered at once, as the sharded front does.
-    if (prepared.shards === 0) return respond(prepared.answer);
+    if (prepared.shards === 0) return respond(prepared.answers.new);
     const { key, content } = prepared.key;
     const seen = this.seen.match(key, content, Date.now());
-    if (seen === "other") return respond(prepared.keyReused);
-    const duplicate = seen === "same";
-    if (!duplicate) {
+    if (seen === "new") {
       const kept = this.service.ingestRecord(prepared.record); // all of it, or a throw and nothing
       await this.keep(RECORD, prepared.record, kept.newestTimestamp, request, () => this.seen.add(key, content, Date.now()));
     }
-    const response = respond(prepared.answer);
-    if (duplicate) response.headers.set("X-Duplicate", "true");
-    return response;
+    return respond(prepared.answers[seen]);
   }
 
   /**
