@@ -1,21 +1,26 @@
 // Writes the committed seed corpus of each fuzz target (fuzz/corpus/<target>/)
 // from the test fixtures and a few hand-picked hostile inputs. Re-run after the
 // fixtures change: node fuzz/make-seeds.mjs
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { LogEndpoints } from "log-endpoints"; // the built package (bash scripts/build.sh)
 
 const root = new URL("./corpus/", import.meta.url);
-const write = (target, bytes) => {
+const write = (target, bytes, name) => {
   const dir = new URL(`${target}/`, root);
   mkdirSync(dir, { recursive: true });
   const data = typeof bytes === "string" ? Buffer.from(bytes) : Buffer.from(bytes);
-  writeFileSync(new URL(createHash("sha1").update(data).digest("hex"), dir), data);
+  writeFileSync(new URL(name ?? createHash("sha1").update(data).digest("hex"), dir), data);
 };
+// Snapshot seeds are made by this build: those of an earlier snapshot version go.
+rmSync(new URL("from_snapshot/", root), { recursive: true, force: true });
 
 const fixtures = new URL("../tests/fixtures/", import.meta.url);
 const everything = new LogEndpoints({});
-write("from_snapshot", everything.snapshot()); // an empty store
+const empty = everything.snapshot();
+write("from_snapshot", empty); // an empty store
+// A header that claims a payload of u64::MAX bytes (magic and version as this build writes them).
+write("from_snapshot", Buffer.concat([empty.subarray(0, 12), Buffer.alloc(8, 0xff), Buffer.alloc(72)]), "header-length-u64-max");
 for (const file of readdirSync(fixtures).filter((f) => f.endsWith(".json"))) {
   const fixture = JSON.parse(readFileSync(new URL(file, fixtures)));
   const one = new LogEndpoints({});
