@@ -29,9 +29,9 @@ for target in "${targets[@]}"; do
   log "fuzzing $target for ${seconds}s"
   out=$(mktemp)
   if ! (cd fuzz && cargo +nightly fuzz run -s none "$target" "../$scratch" "corpus/$target" -- \
-        -max_total_time="$seconds" -print_final_stats=1) >"$out" 2>&1; then
+        -max_total_time="$seconds" -timeout=30 -print_final_stats=1) >"$out" 2>&1; then
     tail -40 "$out" >&2
-    die "fuzz target $target crashed (input saved under fuzz/artifacts/$target/)"
+    die "fuzz target $target crashed or took over 30 s on one input (input saved under fuzz/artifacts/$target/)"
   fi
   runs=$(grep -a -o 'stat::number_of_executed_units: *[0-9]*' "$out" | grep -o '[0-9]*$' || echo '?')
   log "$target: $runs executions in ${seconds}s, no crash"

@@ -24,3 +24,14 @@ wasm_cargo() {
   env "${bootstrap[@]}" RUSTC="$WASM_RUSTC" CARGO_TARGET_DIR="$WASM_TARGET_DIR" \
     "$WASM_CARGO" "$sub" --target wasm32-unknown-unknown "${build_std[@]}" "$@"
 }
+
+# Runs a command, or one of these functions, for at most `minutes`: past that
+# it is stopped (with what it started) and the run fails naming it, rather
+# than hanging until CI's limit with no stage named.
+within() {
+  local minutes=$1; shift
+  local rc=0
+  timeout -k 30 "${minutes}m" bash -c 'source scripts/lib.sh; [ ! -f target/toolchain.env ] || load_wasm_toolchain; "$@"' within "$@" || rc=$?
+  [ "$rc" -ne 124 ] || die "did not finish within $minutes minutes: $*"
+  return "$rc"
+}
