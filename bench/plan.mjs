@@ -7,6 +7,7 @@
 // one and one from the tail; "alike", the same with refs `tenant-1` …
 // `tenant-2000`; and "five", five projects (the busiest about half of the
 // traffic), as the earlier benchmark ran.
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { functionIds, projectRefs, tenants } from "../scripts/generate-logs.mjs";
 
@@ -135,27 +136,61 @@ export function bind(endpoint, params, nowUs) {
 
 
 /**
+ * The columns by which every engine's answers are compared, per endpoint
+ * (the SQL peers name their columns as our rows do). Metadata is left out:
+ * ours is the bytes as sent, the peers' their own JSON.
+ */
+const COMPARED = {
+  "functions.invocation-stats": ["timestamp", "count", "error_count", "min_execution_time", "max_execution_time", "avg_execution_time", "p95_execution_time", "p99_execution_time"],
+  "logs.all": ["id", "timestamp", "event_message"],
+  "usage.api-counts": ["timestamp", "total_rest_requests", "total_storage_requests", "total_auth_requests", "total_realtime_requests"],
+};
+const TEXT_COLUMNS = new Set(["id", "event_message"]);
+
+/** One value as every engine's is compared: times in µs, numbers (BigInt, or ClickHouse's 64-bit integers as text) as numbers, fractions to 9 significant digits (an average summed in another order). */
+function comparable(column, value) {
+  if (value === null || value === undefined) return null;
+  if (TEXT_COLUMNS.has(column)) return String(value);
+  if (typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value)) return Date.parse(value.endsWith("Z") ? value : `${value}Z`) * 1000;
+  const n = Number(value);
+  return Number.isInteger(n) ? n : Number(n.toPrecision(9));
+}
+
+/** An answer's rows (objects by column name) as a short digest that every engine's same answer shares, whatever its row order. */
+export function answerDigest(endpoint, rows) {
+  const columns = COMPARED[endpoint];
+  const lines = rows.map((row) => JSON.stringify(columns.map((c) => comparable(c, row[c])))).sort();
+  return createHash("sha1").update(lines.join("\n")).digest("hex").slice(0, 16);
+}
+
+/**
  * A SQL peer's timings of the plan: for each query its warm-up (`warmUpMs`),
  * then its runs; once a query has had 5 runs it stops when it has spent
  * `budgetMs` (the nested port takes seconds per run at 5M). `runOne(which,
- * values)` runs one bound query and resolves to its row count.
+ * values)` runs one bound query and resolves to its result as the engine
+ * gives it, which `rowsOf` makes JS row objects once the run is timed: each
+ * run's row count and `answerDigest`.
  */
-export async function timePlan(plan, budgetMs, runOne) {
+export async function timePlan(plan, budgetMs, runOne, rowsOf) {
   const MIN_RUNS = 5;
   const queries = {};
   for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
     const ms = [];
     const rows = [];
+    const answers = [];
     const warm = bind(endpoint, runs[runs.length - 1], plan.nowUs);
     await warmUp(plan, () => runOne(...warm));
     for (const params of runs) {
       if (ms.length >= MIN_RUNS && ms.reduce((a, b) => a + b, 0) > budgetMs) break;
       const [which, values] = bind(endpoint, params, plan.nowUs);
       const started = performance.now();
-      rows.push(await runOne(which, values));
+      const result = await runOne(which, values);
       ms.push(performance.now() - started);
+      const got = rowsOf(result);
+      rows.push(got.length);
+      answers.push(answerDigest(endpoint, got));
     }
-    queries[name] = { ms, rows };
+    queries[name] = { ms, rows, answers };
   }
   return queries;
 }

@@ -111,7 +111,7 @@ const queries = await timePlan(plan, Number(files.budget), async (which, values)
   const statement = prepared[which];
   statement.clearBindings?.();
   statement.bind(values);
-  return (await statement.runAndReadAll()).currentRowCount;
-});
+  return statement.runAndReadAll();
+}, (reader) => reader.getRowObjectsJS());
 const memory = (await db.runAndReadAll("SELECT sum(memory_usage_bytes)::BIGINT AS b FROM duckdb_memory()")).getRowObjects()[0].b;
 console.log(JSON.stringify({ layout: files.layout, load: flat ? FLAT_LOAD : undefined, ingest, queries, threads: Number(threads), memoryBytes: Number(memory), version: (await db.runAndReadAll("SELECT version() AS v")).getRowObjects()[0].v }));

@@ -7,7 +7,7 @@
 import { openSync, readSync, closeSync, fstatSync } from "node:fs";
 import { LogEndpoints } from "log-endpoints";
 import { parseArgs } from "node:util";
-import { readPlan, warmUp } from "./plan.mjs";
+import { answerDigest, readPlan, warmUp } from "./plan.mjs";
 
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
 const plan = readPlan(files.plan);
@@ -56,6 +56,7 @@ const queries = {};
 for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
   const ms = [];
   const rows = [];
+  const answers = [];
   await warmUp(plan, () => {
     svc.clearCache();
     svc.queryRaw(endpoint, runs[runs.length - 1], "bench");
@@ -66,7 +67,9 @@ for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
     const out = svc.queryRaw(endpoint, params, "bench");
     ms.push(performance.now() - t0);
     if (out.cache === "HIT") throw new Error(`${name}: a timed run was a cache hit`);
-    rows.push(JSON.parse(out.body).result.length);
+    const { result } = JSON.parse(out.body);
+    rows.push(result.length);
+    answers.push(answerDigest(endpoint, result));
   }
   // Cache hits: the first parameters again, through the same JS call.
   svc.queryRaw(endpoint, runs[0], "bench");
@@ -77,7 +80,7 @@ for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
     if (endpoint !== "logs.all" && out.cache !== "HIT") throw new Error(`${name}: expected a cache hit`);
     return took;
   });
-  queries[name] = { ms, rows, hitMs };
+  queries[name] = { ms, rows, answers, hitMs };
 }
 
 const floorMs = Array.from({ length: 20 }, () => {
