@@ -104,7 +104,7 @@ fn logflare_ingest(svc: &mut LogEndpoints, selector: u8, batch: &[u8]) {
     let before = svc.stats();
     match svc.prepare_request(&request, batch, NOW) {
         Ok(prepared) => {
-            let answer = prepared.answer.as_ref().expect("an answer");
+            let answer = &prepared.answers.as_ref().expect("answers").new;
             let report = &prepared.report;
             assert_eq!(answer.status == 200, report.accepted > 0, "{}", answer.body);
             assert!(matches!(answer.status, 200 | 400 | 422), "{}", answer.body);
