@@ -148,7 +148,7 @@ const bestPeer = (r, name) => Math.min(med(r, "duck", name), med(r, "chdb", name
 push(`# Benchmark results`, "",
   `\`node bench/bench.mjs${args.length ? " " + args.join(" ") : ""}\` on ${new Date().toISOString().slice(0, 10)}: ${cpu}, ${readFileSync("/proc/cpuinfo", "utf8").match(/^processor/gm).length} cores; Node ${process.version}; ${first.duck.version} with ${first.duck.threads} threads; ${first.chdb.version} with ${first.chdb.threads} threads. Ours runs on one thread.`, "",
   `Uncached latency is the median (p95) of ${runs} runs with varied parameters and our result cache cleared before each (the peers keep no result cache; any cache of theirs is left on, which can only help them), after a warm-up: the query's last parameters, untimed, again until ${WARM_UP_MS} ms have been spent on them, alike for every engine. The figures are those of an object that is already serving: its first calls after a start run in V8's baseline tier, 1.7–2.7× slower on the short queries, and are not in these tables; every run's answer agreed across the four engines' runs, by value (the columns each endpoint returns but logs.all's metadata; fractions to 9 significant digits), and with the native build's row count. A peer stops a query after 5 runs once it has spent its time budget on it ([n runs]). ` +
-  `**best peer ÷ wasm** is the better of flat DuckDB and chDB divided by ours (above 1 = we are faster).`, "",
+  `**best peer ÷ wasm** is the better of flat DuckDB and chDB divided by ours (above 1 = we are faster). **rows** is the median row count of a query's runs: 0 means most of its runs found nothing in the window, which ours answers from its index while a peer still pays its per-query floor, so those leads say little.`, "",
   "Data: **shard** is a shard of a hosted platform, 2,000 projects with Zipf-like shares (the k-th busiest gets a share ∝ 1/k^1.1: the largest about 17% of the traffic, the median project about 0.01%, the tail about 0.004%), each with its own host and functions (`scripts/generate-logs.mjs --projects 2000`); every endpoint is asked for the **largest** project, for projects around the **median** and for the **tail** (the 20 smallest). **alike** is the same with refs \`tenant-1\` … \`tenant-2000\`, which share most of their characters. **five** is the earlier benchmark's data: five projects, the busiest about half of the traffic.", "");
 
 push("## Ingest (NDJSON bytes → queryable store)", "",
@@ -206,6 +206,7 @@ for (const name of Object.keys(ref.wasm.queries)) {
   targets.push([`${name}: ≥ 5× faster than the better of flat DuckDB and chDB at ${REFERENCE_N.toLocaleString()}`, fmtX(lead), lead >= 5]);
   if (big) {
     const leadBig = bestPeer(big, name) / med(big, "wasm", name);
+    targets.push([`${name}: ≥ 5× faster than the better of flat DuckDB and chDB at 5,000,000`, fmtX(leadBig), leadBig >= 5]);
     targets.push([`${name}: the lead at 5M does not shrink (5M lead ÷ ${REFERENCE_N.toLocaleString()} lead ≥ 1; noise ±30%)`, (leadBig / lead).toFixed(2), leadBig / lead >= 1]);
   }
   if (/^(invocation-stats 7day|api-counts daily)/.test(name)) {
@@ -230,6 +231,8 @@ for (const r of [ref]) {
   targets.push(["snapshot size ≤ store size", (r.wasm.snapshot.bytes / r.wasm.storeBytes).toFixed(2), r.wasm.snapshot.bytes <= r.wasm.storeBytes]);
   const input = r.wasm.ingest.edge_logs.bytes + r.wasm.ingest.function_edge_logs.bytes;
   targets.push([`store ÷ NDJSON, both streams ≤ 0.15 (chDB's level; ${r.n.toLocaleString()})`, (r.wasm.storeBytes / input).toFixed(2), r.wasm.storeBytes / input <= 0.15]);
+  const edgeShare = r.wasm.edgeStoreBytes / r.wasm.ingest.edge_logs.bytes;
+  targets.push([`store ÷ NDJSON, edge entries alone ≤ 0.26 (${r.n.toLocaleString()})`, edgeShare.toFixed(2), edgeShare <= 0.26]);
   const rate = (engine) => (r[engine].ingest.edge_logs.bytes + r[engine].ingest.function_edge_logs.bytes) / (r[engine].ingest.edge_logs.ms + r[engine].ingest.function_edge_logs.ms);
   const ingestLead = rate("wasm") / Math.max(rate("duck"), rate("chdb"));
   targets.push([`ingest at least as fast as the better peer's load into query-ready tables (${r.n.toLocaleString()})`, ingestLead.toFixed(2), ingestLead >= 1]);
@@ -238,13 +241,20 @@ for (const r of [ref]) {
 // measures it on workerd and writes cold-start.json (not rerun here: it fills an object).
 const coldStartFile = path.join(root, "bench/cold-start.json");
 const coldStart = existsSync(coldStartFile) ? JSON.parse(readFileSync(coldStartFile, "utf8")) : undefined;
-// Issue 23's starting point: about 200,000 edge entries in a 64 MiB object.
+// Issue 23's starting point: about 200,000 edge entries in a 64 MiB object
+// (the default budget then; 72 MiB since a8f8f9d, so the entries per MiB are
+// stated too: a larger budget alone does not make the store denser).
 const ENTRIES_BEFORE = 200_000;
+const BUDGET_MIB_BEFORE = 64;
 const coldStartNote = coldStart ? ` (${coldStart.command}, ${coldStart.date}, ${coldStart.commit})` : " (not measured: run node bench/cold-start.mjs)";
+const budgetMiB = coldStart?.budgetBytes / 2 ** 20;
 const entriesRatio = coldStart ? coldStart.edgeEntries / ENTRIES_BEFORE : 0;
-targets.push([`edge entries per object at the worker's default budget ≥ 4× ${ENTRIES_BEFORE.toLocaleString()}${coldStartNote}`, coldStart ? `${coldStart.edgeEntries.toLocaleString()} (${entriesRatio.toFixed(2)}×)` : "–", entriesRatio >= 4]);
-const firstQueryMs = coldStart?.firstQueryMsFromSnapshot;
-targets.push([`cold start of a full object ≤ 200 ms (first query after a restart, from its snapshot)${coldStartNote}`, firstQueryMs === undefined ? "–" : `${firstQueryMs.toFixed(0)} ms`, firstQueryMs !== undefined && firstQueryMs <= 200]);
+targets.push([`edge entries per object at the worker's default budget (${budgetMiB} MiB) ≥ 4× ${ENTRIES_BEFORE.toLocaleString()}${coldStartNote}`, coldStart ? `${coldStart.edgeEntries.toLocaleString()} (${entriesRatio.toFixed(2)}×)` : "–", entriesRatio >= 4]);
+const perMiBRatio = coldStart ? coldStart.edgeEntries / budgetMiB / (ENTRIES_BEFORE / BUDGET_MIB_BEFORE) : 0;
+targets.push([`edge entries per MiB of budget ≥ 4× the start's (${ENTRIES_BEFORE.toLocaleString()} in ${BUDGET_MIB_BEFORE} MiB)`, coldStart ? `${Math.round(coldStart.edgeEntries / budgetMiB).toLocaleString()} (${perMiBRatio.toFixed(2)}×)` : "–", perMiBRatio >= 4]);
+// The slower first query of the two, and how many of its runs passed 200 ms (noise ±30%).
+const [firstQueryMs, firstRuns] = coldStart ? [[coldStart.firstQueryMsFromSnapshot, coldStart.firstQueryMsEachRun], [coldStart.firstStatsQueryMsFromSnapshot, coldStart.firstStatsQueryMsEachRun]].sort((a, b) => b[0] - a[0])[0] : [];
+targets.push([`cold start of a full object ≤ 200 ms (the slower of logs.all and invocation-stats as the first query after a restart, from its snapshot; median)${coldStartNote}`, firstQueryMs === undefined ? "–" : `${firstQueryMs.toFixed(0)} ms (${firstRuns.filter((ms) => ms > 200).length} of ${firstRuns.length} runs over 200)`, firstQueryMs !== undefined && firstQueryMs <= 200]);
 push("## Targets", "", `Shard data at N = ${REFERENCE_N.toLocaleString()} unless the row says otherwise.`, "", "| target | measured | met |", "|---|---:|:-:|");
 for (const [what, value, ok] of targets) push(`| ${what} | ${value} | ${yes(ok)} |`);
 push("", "## Load SQL of the peers", "", "DuckDB, flat tables:", "", "```sql", ...first.duck.load.map((q) => q.replace(/\s+/g, " ") + ";"), "```", "", "ClickHouse (chDB):", "", "```sql", ...first.chdb.load.map((q) => q.replace(/\s+/g, " ") + ";"), "```", "");

@@ -1,7 +1,8 @@
 // Cold start of the edge worker's Durable Object on workerd (Miniflare): fills
 // the store to its memory budget (72 MiB by default), then restarts the runtime
-// and times the first query, once waking from the snapshot the cron trigger
-// wrote and once replaying every stored batch (no snapshot). Writes its
+// and times the first query (logs.all, and invocation-stats), waking from the
+// snapshot the cron trigger wrote, and logs.all replaying every stored batch
+// (no snapshot). Writes its
 // figures to bench/cold-start.json, which `node bench/bench.mjs` reads for
 // the targets on entries per object and cold start.
 //
@@ -11,6 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { LogEndpoints } from "log-endpoints";
 import { Miniflare } from "miniflare";
 import { generate, ndjson, tenants } from "../scripts/generate-logs.mjs";
 import { testWorkerOptions } from "../tests/worker/options.mjs";
@@ -51,13 +53,20 @@ fill: for (let seed = 1; ; seed++) {
 stats = await maintain(); // writes the snapshot
 console.error(`[cold-start] ${batches} batches stored; store ${(stats.storeBytes / 2 ** 20).toFixed(1)} MiB in memory, ${(stats.storageBytes / 2 ** 20).toFixed(1)} MiB of text blocks in SQLite; snapshot ${(stats.snapshot.bytes / 2 ** 20).toFixed(1)} MiB`);
 
-async function firstQueryAfterRestart() {
+// The first query after a restart: logs.all, and invocation-stats, whose
+// first call after a restore also makes the busiest projects' packed rows.
+const FIRST_QUERIES = {
+  "logs.all": `logs.all?project=${project}&project_tier=PAYG`,
+  "functions.invocation-stats": `functions.invocation-stats?project=${project}&interval=7day`,
+};
+
+async function firstQueryAfterRestart(query = FIRST_QUERIES["logs.all"]) {
   await mf.dispose();
   mf = new Miniflare(testWorkerOptions({ persistDir: dir, bindings }));
   await mf.ready;
   const sentAtMs = Date.now();
   const t0 = performance.now();
-  const res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/logs.all?project=${project}&project_tier=PAYG`, { headers: { "X-API-KEY": KEY } });
+  const res = await mf.dispatchFetch(`${BASE}/api/endpoints/query/${query}`, { headers: { "X-API-KEY": KEY } });
   await res.arrayBuffer();
   const ms = performance.now() - t0;
   if (res.status !== 200) throw new Error(`query: ${res.status}`);
@@ -70,6 +79,8 @@ async function firstQueryAfterRestart() {
 
 const fromSnapshot = [];
 for (let i = 0; i < RUNS; i++) fromSnapshot.push(await firstQueryAfterRestart());
+const statsFromSnapshot = [];
+for (let i = 0; i < RUNS; i++) statsFromSnapshot.push(await firstQueryAfterRestart(FIRST_QUERIES["functions.invocation-stats"]));
 // The same store without its snapshot: a corrupted one is refused and every batch replayed.
 const replay = [];
 for (let i = 0; i < RUNS; i++) {
@@ -84,7 +95,10 @@ const evicted = (r) => r.woke.fromSnapshot && r.woke.atMs > r.sentAtMs + 10_000;
 const replaying = replay.filter((r) => !evicted(r));
 await mf.dispose();
 rmSync(dir, { recursive: true, force: true });
+const budget = LogEndpoints.settings().find((s) => s.name === "MAX_STORE_BYTES").default; // e.g. "72 MiB"
 const result = {
+  // The object's budget (the worker's default), and what it held when full.
+  budgetBytes: Number(budget.match(/^(\d+) MiB$/)[1]) * 2 ** 20,
   storeBytes: stats.storeBytes,
   // Sealed text blocks in the object's SQLite, not in memory.
   storageBytes: stats.storageBytes,
@@ -97,6 +111,9 @@ const result = {
   firstQueryMsFromSnapshot: median(fromSnapshot.map((r) => r.ms)),
   // Each run's, in order: this machine is noisy (±30%).
   firstQueryMsEachRun: fromSnapshot.map((r) => Math.round(r.ms)),
+  // The same with invocation-stats 7day as the first query.
+  firstStatsQueryMsFromSnapshot: median(statsFromSnapshot.map((r) => r.ms)),
+  firstStatsQueryMsEachRun: statsFromSnapshot.map((r) => Math.round(r.ms)),
   // Of the first query: from the request until the object begins to wake
   // (the isolate, the worker, the object), the wake, then the query itself.
   startMsBeforeWaking: median(fromSnapshot.map((r) => r.startMs)),
@@ -112,7 +129,7 @@ const result = {
   // Of the runs whose replaying instance answered the maintain after it (null: every one was evicted).
   wakeMsReplayingEveryBatch: replaying.length > 0 ? median(replaying.map((r) => r.woke.ms)) : null,
   replayingInstancesEvicted: replay.length - replaying.length,
-  wokeFromSnapshot: fromSnapshot.every((r) => r.woke.fromSnapshot) && replaying.every((r) => !r.woke.fromSnapshot),
+  wokeFromSnapshot: [...fromSnapshot, ...statsFromSnapshot].every((r) => r.woke.fromSnapshot) && replaying.every((r) => !r.woke.fromSnapshot),
 };
 console.log(JSON.stringify(result, null, 2));
 const commit = execFileSync("git", ["describe", "--always", "--dirty"], { encoding: "utf8" }).trim();

@@ -47,10 +47,10 @@ function ingestFile(stream, path) {
   return { ms, bytes: size, entries };
 }
 
-const ingest = {
-  edge_logs: ingestFile("edge_logs", files.edge),
-  function_edge_logs: ingestFile("function_edge_logs", files.functions),
-};
+const ingest = { edge_logs: ingestFile("edge_logs", files.edge) };
+// The store of the edge entries alone (they are ingested first).
+const edgeStoreBytes = svc.stats().storeBytes;
+ingest.function_edge_logs = ingestFile("function_edge_logs", files.functions);
 
 const queries = {};
 for (const [name, { endpoint, runs }] of Object.entries(plan.queries)) {
@@ -111,6 +111,6 @@ try {
 }
 console.log(JSON.stringify({
   ingest, queries, floorMs, snapshot,
-  storeBytes: stats.storeBytes, edgeEntries: stats.edgeEntries, functionRows: stats.functionRows,
+  storeBytes: stats.storeBytes, edgeStoreBytes, edgeEntries: stats.edgeEntries, functionRows: stats.functionRows,
   wasmMemoryBytes,
 }));
