@@ -1,5 +1,5 @@
 // One project's busy day on the edge deployment (workerd, Miniflare, the
-// default 64 MiB per object): 1M edge entries and 500k function rows of one
+// default 72 MiB per object): 1M edge entries and 500k function rows of one
 // project in one UTC day, posted through the worker in mixed 6 MiB batches,
 // so the project-day splits across objects by size. Then every endpoint for
 // the project: whether each answer agrees with one in-process store holding

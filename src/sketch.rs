@@ -31,9 +31,13 @@ fn index_of(magnitude: f64) -> i32 {
     (magnitude.ln() / gamma().ln()).ceil() as i32
 }
 
+/// `2γⁱ / (γ + 1)`, computed as `γ^(i−1) · 2γ / (γ + 1)` through `exp`, so
+/// that it neither underflows for subnormal values (`powi` of a large negative
+/// index is 1 / ∞ = 0) nor overflows for values near `f64::MAX` (`2γⁱ` does;
+/// only a bucket past `f64::MAX` itself gives ∞, which the caller clamps).
 fn estimate_of(index: i32) -> f64 {
     let gamma = gamma();
-    2.0 * gamma.powi(index) / (gamma + 1.0)
+    ((f64::from(index) - 1.0) * gamma.ln()).exp() * (2.0 * gamma / (gamma + 1.0))
 }
 
 impl Sketch {
@@ -150,5 +154,18 @@ mod tests {
         assert_eq!(sketch.count(), 4);
         assert_eq!(sketch.value_at(3), Some(f64::INFINITY));
         assert!(sketch.value_at(1).unwrap() > 0.0);
+    }
+
+    #[test]
+    fn the_bound_holds_from_subnormal_values_to_near_the_largest() {
+        for v in [1e-310, 3e-308, 1e-5, 7.0, 1e300, 1e308, f64::MAX / 1.02] {
+            let mut sketch = Sketch::default();
+            sketch.add(v);
+            let got = sketch.value_at(0).unwrap();
+            assert!(
+                (got - v).abs() <= RELATIVE_ERROR * v * (1.0 + 1e-9),
+                "{got} for {v}"
+            );
+        }
     }
 }

@@ -534,7 +534,8 @@ fn a_row_no_store_can_hold_is_refused_alone() {
 fn busy_days() -> impl Strategy<Value = Vec<Entry>> {
     const HOUR: i64 = 3_600_000_000;
     let entry = (
-        prop::sample::select(&["alpha", "beta", "tenant-7"][..]),
+        // alpha the busiest: its logs.all goes past 100 rows, over several shards.
+        prop::sample::select(&["alpha", "alpha", "alpha", "beta", "tenant-7"][..]),
         0..26 * HOUR,
         any::<bool>(),
         prop::sample::select(&["/rest/v1/todos", "/auth/v1/token", "/storage/v1/x"][..]),
@@ -542,7 +543,7 @@ fn busy_days() -> impl Strategy<Value = Vec<Entry>> {
         prop::sample::select(&[200, 201, 301, 404, 500][..]),
         prop::sample::select(&["fn-a", "fn-b"][..]),
     );
-    prop::collection::vec(entry, 200..500).prop_map(move |drawn| {
+    prop::collection::vec(entry, 300..600).prop_map(move |drawn| {
         drawn
             .into_iter()
             .enumerate()
@@ -620,10 +621,34 @@ fn busy_queries() -> Vec<(&'static str, Vec<(String, String)>)> {
     calls
 }
 
+/// The buckets (their `timestamp`s) whose rows more than one shard holds: the
+/// only ones whose p95 and p99 may come from the sketch.
+fn spanning_buckets(
+    deployment: &mut Deployment,
+    endpoint: &str,
+    params: &[(String, String)],
+) -> HashSet<String> {
+    let mut shards_of: HashMap<String, usize> = HashMap::new();
+    for shard in deployment.shards.values_mut() {
+        let body: serde_json::Value =
+            serde_json::from_str(&answer(shard, endpoint, params, random_logs::NOW))
+                .unwrap_or_default();
+        for row in body["result"].as_array().into_iter().flatten() {
+            *shards_of.entry(row["timestamp"].to_string()).or_default() += 1;
+        }
+    }
+    shards_of
+        .into_iter()
+        .filter(|(_, shards)| *shards > 1)
+        .map(|(bucket, _)| bucket)
+        .collect()
+}
+
 /// Whether a split deployment's answer is one store's: every field equal,
-/// except p95 and p99 within the sketch's bound (a bucket may span shards)
-/// and avg within rounding (its sum is added in another order).
-fn same_answer(got: &str, expected: &str) -> Result<(), String> {
+/// except avg within rounding (its sum is added in another order) and, in
+/// the `spanning` buckets (whose rows sit in more than one shard), p95 and
+/// p99 within the sketch's bound. Elsewhere they are exact.
+fn same_answer(got: &str, expected: &str, spanning: &HashSet<String>) -> Result<(), String> {
     let (got, expected): (serde_json::Value, serde_json::Value) = (
         serde_json::from_str(got).map_err(|e| format!("{e}: {got}"))?,
         serde_json::from_str(expected).map_err(|e| format!("{e}: {expected}"))?,
@@ -647,10 +672,15 @@ fn same_answer(got: &str, expected: &str) -> Result<(), String> {
         if g.keys().collect::<Vec<_>>() != e.keys().collect::<Vec<_>>() {
             return Err(format!("fields {g:?} ≠ {e:?}"));
         }
+        let spans = e
+            .get("timestamp")
+            .is_some_and(|t| spanning.contains(&t.to_string()));
         for (name, want) in e {
             let have = &g[name];
             let bound = match name.as_str() {
-                "p95_execution_time" | "p99_execution_time" => log_endpoints::SKETCH_RELATIVE_ERROR,
+                "p95_execution_time" | "p99_execution_time" if spans => {
+                    log_endpoints::SKETCH_RELATIVE_ERROR
+                }
                 "avg_execution_time" => 1e-12,
                 _ => 0.0,
             };
@@ -666,31 +696,48 @@ fn same_answer(got: &str, expected: &str) -> Result<(), String> {
     Ok(())
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
-
-    /// Project-days split across shards by size (each shard within a small
-    /// budget) answer every endpoint as one store of every entry does.
-    #[test]
-    fn split_project_days_answer_as_one_store(
-        entries in busy_days(),
-        shard_bytes in 4_000usize..7_000,
-        rounds in 1usize..4,
-    ) {
+/// Project-days split across shards by size (each shard within a small
+/// budget) answer every endpoint as one store of every entry does: p95/p99
+/// exactly where one shard holds a bucket's times, and within the sketch's
+/// bound where several do (which some of the cases must reach).
+#[test]
+fn split_project_days_answer_as_one_store() {
+    use proptest::test_runner::{Config, TestRunner};
+    let spanned = std::cell::Cell::new(0);
+    let mut runner = TestRunner::new(Config {
+        cases: 24,
+        ..Config::default()
+    });
+    let cases = (busy_days(), 4_000usize..7_000, 1usize..4);
+    let result = runner.run(&cases, |(entries, shard_bytes, rounds)| {
         let mut whole = service();
-        let mut deployment = Deployment { shard_bytes: Some(shard_bytes), ..Deployment::default() };
+        let mut deployment = Deployment {
+            shard_bytes: Some(shard_bytes),
+            ..Deployment::default()
+        };
         let front = service();
         let mut kept: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
         for stream in ["edge_logs", "function_edge_logs"] {
             // Several batches a stream, so that rounds follow one another.
-            let mine: Vec<Entry> = entries.iter().filter(|e| e.stream == stream).cloned().collect();
+            let mine: Vec<Entry> = entries
+                .iter()
+                .filter(|e| e.stream == stream)
+                .cloned()
+                .collect();
             for part in mine.chunks(40) {
                 let text = batch(part, stream);
                 whole.ingest(stream, text.as_bytes()).unwrap();
                 let prepared = front
-                    .prepare_ingest(&Source::stream(stream).unwrap(), EntryForm::Contract, text.as_bytes(), None)
+                    .prepare_ingest(
+                        &Source::stream(stream).unwrap(),
+                        EntryForm::Contract,
+                        text.as_bytes(),
+                        None,
+                    )
                     .unwrap();
-                kept.entry(prepared.key.partition).or_default().push(prepared.record);
+                kept.entry(prepared.key.partition)
+                    .or_default()
+                    .push(prepared.record);
             }
         }
         for (partition, records) in &kept {
@@ -698,19 +745,46 @@ proptest! {
                 deployment.distribute(partition, chunk);
             }
         }
-        let splits = deployment.shards.keys().filter(|name| name.contains("/p/")).count();
-        prop_assert!(splits >= 2, "the project-days were not split: {:?}", deployment.shards.keys());
-        let stored: usize = deployment.shards.values().map(|s| s.stats().edge_entries + s.stats().function_rows).sum();
-        prop_assert_eq!(stored, whole.stats().edge_entries + whole.stats().function_rows);
+        let splits = deployment
+            .shards
+            .keys()
+            .filter(|name| name.contains("/p/"))
+            .count();
+        prop_assert!(
+            splits >= 2,
+            "the project-days were not split: {:?}",
+            deployment.shards.keys()
+        );
+        let stored: usize = deployment
+            .shards
+            .values()
+            .map(|s| s.stats().edge_entries + s.stats().function_rows)
+            .sum();
+        prop_assert_eq!(
+            stored,
+            whole.stats().edge_entries + whole.stats().function_rows
+        );
         let mut front = front;
         for (endpoint, params) in busy_queries() {
             let expected = answer(&mut whole, endpoint, &params, random_logs::NOW);
             let got = deployment.answer(&mut front, endpoint, &params, random_logs::NOW);
-            if let Err(why) = same_answer(&got, &expected) {
+            let spanning = spanning_buckets(&mut deployment, endpoint, &params);
+            if endpoint == "functions.invocation-stats" {
+                spanned.set(spanned.get() + spanning.len());
+            }
+            if let Err(why) = same_answer(&got, &expected, &spanning) {
                 prop_assert!(false, "{} {:?}: {}", endpoint, params, why);
             }
         }
+        Ok(())
+    });
+    if let Err(failure) = result {
+        panic!("{failure}");
     }
+    assert!(
+        spanned.get() > 0,
+        "no invocation-stats bucket spanned shards in any case: the sketch's merge was not tested"
+    );
 }
 
 /// Entries of other sources follow their project-day to its split: a busy
