@@ -27,11 +27,19 @@ wasm_cargo() {
 
 # Runs a command, or one of these functions, for at most `minutes`: past that
 # it is stopped (with what it started) and the run fails naming it, rather
-# than hanging until CI's limit with no stage named.
+# than hanging until CI's limit with no stage named. timeout runs it in a
+# process group of its own, which a terminal's Ctrl-C does not reach: the
+# trap passes it on.
 within() {
   local minutes=$1; shift
   local rc=0
-  timeout -k 30 "${minutes}m" bash -c 'source scripts/lib.sh; [ ! -f target/toolchain.env ] || load_wasm_toolchain; "$@"' within "$@" || rc=$?
+  timeout --verbose -k 30 "${minutes}m" bash -c 'source scripts/lib.sh; [ ! -f target/toolchain.env ] || load_wasm_toolchain; "$@"' within "$@" &
+  local stage=$!
+  trap 'kill -INT "$stage" 2>/dev/null; wait "$stage"; exit 130' INT
+  trap 'kill -TERM "$stage" 2>/dev/null; wait "$stage"; exit 143' TERM
+  wait "$stage" || rc=$?
+  trap - INT TERM
   [ "$rc" -ne 124 ] || die "did not finish within $minutes minutes: $*"
+  [ "$rc" -ne 137 ] || die "killed (exit 137; at the $minutes-minute limit if timeout says so above, else out of memory): $*"
   return "$rc"
 }

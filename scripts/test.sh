@@ -6,8 +6,12 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 # What a developer's shell may have set that would make the wasm test runner
-# skip the browser, use another one or wait for a person: not here.
-unset WASM_BINDGEN_TEST_ONLY_NODE WASM_BINDGEN_TEST_ONLY_WEB NO_HEADLESS GECKODRIVER SAFARIDRIVER
+# (wasm-bindgen-test-runner 0.2.130) skip a stage, run it somewhere else, use
+# another browser or driver, or wait for a person: not here.
+unset WASM_BINDGEN_TEST_ONLY_NODE WASM_BINDGEN_TEST_ONLY_WEB NO_HEADLESS WASM_BINDGEN_TEST_WEBDRIVER_JSON \
+  WASM_BINDGEN_USE_BROWSER WASM_BINDGEN_USE_DENO WASM_BINDGEN_USE_NODE_EXPERIMENTAL WASM_BINDGEN_USE_EMSCRIPTEN \
+  WASM_BINDGEN_USE_NO_MODULE WASM_BINDGEN_USE_DEDICATED_WORKER WASM_BINDGEN_USE_SHARED_WORKER WASM_BINDGEN_USE_SERVICE_WORKER \
+  GECKODRIVER SAFARIDRIVER MSEDGEDRIVER GECKODRIVER_REMOTE SAFARIDRIVER_REMOTE CHROMEDRIVER_REMOTE MSEDGEDRIVER_REMOTE
 
 started=$(date +%s)
 stage() { echo; echo "=== $* ($(( $(date +%s) - started ))s)"; }

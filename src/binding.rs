@@ -1079,13 +1079,50 @@ impl JsLogEndpoints {
     /// `key.content`). `kept`: undefined when its key was not kept within the
     /// resend window, else the content kept with it (null for a key kept
     /// before contents were). The request's answer is `answers[seen]`.
-    #[wasm_bindgen(js_name = batchSeen)]
-    pub fn batch_seen(content: &str, kept: JsValue) -> Result<JsValue, JsValue> {
-        let kept = (!kept.is_undefined()).then(|| kept.as_string());
+    #[wasm_bindgen(js_name = batchSeen, unchecked_return_type = "Seen")]
+    pub fn batch_seen(
+        content: &str,
+        #[wasm_bindgen(unchecked_param_type = "string | null | undefined")] kept: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let kept = match (kept.is_undefined(), kept.is_null(), kept.as_string()) {
+            (true, ..) => None,
+            (_, true, _) => Some(None),
+            (.., Some(text)) => Some(Some(text)),
+            _ => {
+                return Err(Error::InvalidParameter {
+                    name: "kept".into(),
+                    reason: format!(
+                        "must be a batch's content hash, null or undefined, not {}",
+                        describe_js(&kept)
+                    ),
+                }
+                .into())
+            }
+        };
         to_js(&crate::shard::BatchKey::seen(
             content,
             kept.as_ref().map(|k| k.as_deref()),
         ))
+    }
+
+    /// `LogEndpoints.keepAnswer(seen)` → the ingest partition's answer to the
+    /// front (a `KeepAnswer`'s JSON text), for what it found.
+    #[wasm_bindgen(js_name = keepAnswer)]
+    pub fn keep_answer(
+        #[wasm_bindgen(unchecked_param_type = "Seen")] seen: JsValue,
+    ) -> Result<String, JsValue> {
+        let seen = from_js(seen, |reason| Error::InvalidParameter {
+            name: "seen".into(),
+            reason,
+        })?;
+        Ok(crate::shard::KeepAnswer::of(seen).text())
+    }
+
+    /// `LogEndpoints.readKeepAnswer(text)` → the `Seen` a partition's answer
+    /// says (an earlier build's too); 503 `unavailable` if it does not read.
+    #[wasm_bindgen(js_name = readKeepAnswer, unchecked_return_type = "Seen")]
+    pub fn read_keep_answer(text: &str) -> Result<JsValue, JsValue> {
+        to_js(&crate::shard::KeepAnswer::read(text)?)
     }
 
     /// `LogEndpoints.shardName(project, day)` → the name of the shard that

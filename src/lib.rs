@@ -77,10 +77,10 @@ pub use settings::{Environment, Setting, Settings, SETTINGS};
 pub use shard::{
     day_of, day_of_shard, directory_name, group_of, ingest_name, project_key, read_record,
     refusal_is_final, schedule, shard_name, split_by_shard, split_shard_name, Added, BatchKey,
-    BatchSplit, Delivery, DeliveryAnswer, Gather, IngestStatus, KnownRegistrations,
-    PartitionStatus, QueryPlan, Registration, Retention, Round, ShardDelivery, ShardDirectory,
-    ShardPart, ShardQuery, SplitRoute, SplitRoutes, DIRECTORY_PARTITIONS, INGEST_PARTITIONS,
-    MAX_CONCURRENT, RESEND_WINDOW_HOURS, SHARD_GROUPS,
+    BatchSplit, Delivery, DeliveryAnswer, Gather, IngestAnswers, IngestStatus, KeepAnswer,
+    KnownRegistrations, PartitionStatus, QueryPlan, Registration, Retention, Round, Seen,
+    ShardDelivery, ShardDirectory, ShardPart, ShardQuery, SplitRoute, SplitRoutes,
+    DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, RESEND_WINDOW_HOURS, SHARD_GROUPS,
 };
 pub use sketch::RELATIVE_ERROR as SKETCH_RELATIVE_ERROR;
 pub use store::block_storage::{BlockStorage, BlockStorageRef, MemoryBlocks};

@@ -8,7 +8,7 @@ use serde::Serialize;
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use super::{ingest_name, INGEST_PARTITIONS};
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::http::HttpAnswer;
 
 /// How long an object remembers the key of a batch it kept (a shipper's
@@ -78,8 +78,8 @@ impl BatchKey {
 }
 
 /// What the object that keeps a batch found of its key (`BatchKey::seen`):
-/// the message an ingest partition answers the front with, and what picks
-/// the request's answer (`IngestAnswers::to`).
+/// what an ingest partition answers the front (`KeepAnswer`), and which of
+/// the request's `IngestAnswers` is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Seen {
@@ -89,6 +89,49 @@ pub enum Seen {
     Duplicate,
     /// Other content under an `Idempotency-Key` kept before: not kept.
     KeyReused,
+}
+
+/// An ingest partition's answer to the front: what it found of the batch's
+/// key, and the same as the two flags its earlier builds answered with, so
+/// that a front and a partition of different builds (a deploy under way)
+/// read each other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeepAnswer {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seen: Option<Seen>,
+    duplicate: bool,
+    key_reused: bool,
+}
+
+impl KeepAnswer {
+    pub fn of(seen: Seen) -> KeepAnswer {
+        KeepAnswer {
+            seen: Some(seen),
+            duplicate: seen == Seen::Duplicate,
+            key_reused: seen == Seen::KeyReused,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// What a partition's answer says it found: its `seen`, else (an
+    /// earlier build's answer) its flags. An answer that does not read is
+    /// 503: the batch may have been kept, and a resend is answered as one.
+    pub fn read(text: &str) -> Result<Seen> {
+        let answer: KeepAnswer = serde_json::from_str(text).map_err(|e| Error::Unavailable {
+            reason: format!("the ingest partition's answer does not read ({e})"),
+        })?;
+        Ok(answer
+            .seen
+            .unwrap_or(match (answer.duplicate, answer.key_reused) {
+                (_, true) => Seen::KeyReused,
+                (true, false) => Seen::Duplicate,
+                (false, false) => Seen::New,
+            }))
+    }
 }
 
 /// The answers to an ingest request, one for each thing the object that
@@ -122,15 +165,6 @@ impl IngestAnswers {
             duplicate,
         }
     }
-
-    /// The answer when the keeping object found `seen`.
-    pub fn to(&self, seen: Seen) -> &HttpAnswer {
-        match seen {
-            Seen::New => &self.new,
-            Seen::Duplicate => &self.duplicate,
-            Seen::KeyReused => &self.key_reused,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -159,18 +193,49 @@ mod tests {
     }
 
     #[test]
+    fn a_partition_and_a_front_of_different_builds_read_each_other() {
+        for seen in [Seen::New, Seen::Duplicate, Seen::KeyReused] {
+            assert_eq!(
+                KeepAnswer::read(&KeepAnswer::of(seen).text()).unwrap(),
+                seen
+            );
+        }
+        // An earlier build's partition answered the flags alone.
+        let earlier = |text: &str| KeepAnswer::read(text).unwrap();
+        assert_eq!(
+            earlier(r#"{"duplicate":false,"keyReused":false}"#),
+            Seen::New
+        );
+        assert_eq!(
+            earlier(r#"{"duplicate":true,"keyReused":false}"#),
+            Seen::Duplicate
+        );
+        assert_eq!(
+            earlier(r#"{"duplicate":false,"keyReused":true}"#),
+            Seen::KeyReused
+        );
+        // An earlier build's front reads the flags of this one's.
+        let text = KeepAnswer::of(Seen::KeyReused).text();
+        assert!(text.contains(r#""keyReused":true"#), "{text}");
+        assert_eq!(
+            KeepAnswer::read("\"new\"").unwrap_err().code(),
+            "unavailable"
+        );
+    }
+
+    #[test]
     fn each_seen_has_its_answer() {
         let ok = HttpAnswer::from(&Error::NotFound { path: "x".into() });
         let keyed = IngestAnswers::new(ok.clone(), Some("job-1".into()));
-        assert_eq!(keyed.to(Seen::New), &ok);
-        let duplicate = keyed.to(Seen::Duplicate);
+        assert_eq!(keyed.new, ok);
+        let duplicate = &keyed.duplicate;
         assert_eq!((duplicate.status, &duplicate.body), (ok.status, &ok.body));
         assert!(duplicate
             .headers
             .contains(&("X-Duplicate".to_owned(), "true".to_owned())));
-        assert_eq!(keyed.to(Seen::KeyReused).status, 422);
+        assert_eq!(keyed.key_reused.status, 422);
         let unkeyed = IngestAnswers::new(ok, None);
-        assert_eq!(unkeyed.to(Seen::KeyReused), unkeyed.to(Seen::Duplicate));
+        assert_eq!(unkeyed.key_reused, unkeyed.duplicate);
     }
 
     #[test]

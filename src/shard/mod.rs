@@ -50,7 +50,7 @@ use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 pub use answer::{DeliveryAnswer, RefusedSection};
 pub use directory::{Added, ShardDirectory};
 pub use frame::{read_record, Delivery, Section};
-pub use key::{BatchKey, IngestAnswers, RESEND_WINDOW_HOURS};
+pub use key::{BatchKey, IngestAnswers, KeepAnswer, Seen, RESEND_WINDOW_HOURS};
 pub use merge::merge_answers;
 pub use query::{Gather, ShardQuery};
 pub use round::{refusal_is_final, KnownRegistrations, Registration, Round, ShardDelivery};

@@ -111,7 +111,7 @@ export class Front {
       headers: { ...this.forwardHeaders(request), "X-Batch-Key": key, "X-Batch-Content": content, "X-Partition": partition, "X-Batch-Shards": String(prepared.shards) },
     });
     if (!res.ok) throw new ObjectError(res);
-    const response = respond(prepared.answers[await res.json()]); // the partition's `Seen`
+    const response = respond(prepared.answers[LogEndpoints.readKeepAnswer(await res.text())]);
     response.headers.set("X-Objects", partition);
     return response;
   }

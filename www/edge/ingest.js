@@ -35,6 +35,11 @@ function isUnreadable(e) {
   return isServiceError(e) && e.code === "unreadable_batch";
 }
 
+/** The partition's answer to the front: the core's `KeepAnswer` for what it found. */
+function keepAnswer(seen) {
+  return new Response(LogEndpoints.keepAnswer(seen), { headers: { "Content-Type": "application/json" } });
+}
+
 export class IngestObject {
   constructor(ctx, env) {
     this.ctx = ctx;
@@ -108,7 +113,7 @@ export class IngestObject {
     const record = new Uint8Array(await request.arrayBuffer());
     const now = Date.now();
     const seen = this.seen.match(key, content, now);
-    if (seen !== "new") return Response.json(seen);
+    if (seen !== "new") return keepAnswer(seen);
     const name = request.headers.get("X-Partition");
     this.ctx.storage.transactionSync(() => {
       this.sql.exec("INSERT INTO meta (id, name, next_round) VALUES (1, ?, 1) ON CONFLICT (id) DO NOTHING", name);
@@ -120,7 +125,7 @@ export class IngestObject {
     });
     const waiting = this.sql.exec("SELECT coalesce(sum(bytes), 0) AS bytes FROM batches").one().bytes;
     await this.armDistribution(now + LogEndpoints.roundDelayMs(waiting));
-    return Response.json(seen);
+    return keepAnswer(seen);
   }
 
   /** What this partition registered in the directory already (in memory; rebuilt after a restart or a trap). */
