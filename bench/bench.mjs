@@ -247,13 +247,15 @@ const coldStart = existsSync(coldStartFile) ? JSON.parse(readFileSync(coldStartF
 const ENTRIES_BEFORE = 200_000;
 const BUDGET_MIB_BEFORE = 64;
 const coldStartNote = coldStart ? ` (${coldStart.command}, ${coldStart.date}, ${coldStart.commit})` : " (not measured: run node bench/cold-start.mjs)";
-const budgetMiB = coldStart?.budgetBytes / 2 ** 20;
+// A cold-start.json of an earlier cold-start.mjs has no budget or second first query: "–".
+const budgetMiB = coldStart?.budgetBytes / 2 ** 20 || undefined;
 const entriesRatio = coldStart ? coldStart.edgeEntries / ENTRIES_BEFORE : 0;
 targets.push([`edge entries per object at the worker's default budget (${budgetMiB} MiB) ≥ 4× ${ENTRIES_BEFORE.toLocaleString()}${coldStartNote}`, coldStart ? `${coldStart.edgeEntries.toLocaleString()} (${entriesRatio.toFixed(2)}×)` : "–", entriesRatio >= 4]);
-const perMiBRatio = coldStart ? coldStart.edgeEntries / budgetMiB / (ENTRIES_BEFORE / BUDGET_MIB_BEFORE) : 0;
-targets.push([`edge entries per MiB of budget ≥ 4× the start's (${ENTRIES_BEFORE.toLocaleString()} in ${BUDGET_MIB_BEFORE} MiB)`, coldStart ? `${Math.round(coldStart.edgeEntries / budgetMiB).toLocaleString()} (${perMiBRatio.toFixed(2)}×)` : "–", perMiBRatio >= 4]);
+const perMiBRatio = budgetMiB ? coldStart.edgeEntries / budgetMiB / (ENTRIES_BEFORE / BUDGET_MIB_BEFORE) : 0;
+targets.push([`edge entries per MiB of budget ≥ 4× the start's (${ENTRIES_BEFORE.toLocaleString()} in ${BUDGET_MIB_BEFORE} MiB)`, budgetMiB ? `${Math.round(coldStart.edgeEntries / budgetMiB).toLocaleString()} (${perMiBRatio.toFixed(2)}×)` : "–", perMiBRatio >= 4]);
 // The slower first query of the two, and how many of its runs passed 200 ms (noise ±30%).
-const [firstQueryMs, firstRuns] = coldStart ? [[coldStart.firstQueryMsFromSnapshot, coldStart.firstQueryMsEachRun], [coldStart.firstStatsQueryMsFromSnapshot, coldStart.firstStatsQueryMsEachRun]].sort((a, b) => b[0] - a[0])[0] : [];
+const measuredFirst = coldStart ? [[coldStart.firstQueryMsFromSnapshot, coldStart.firstQueryMsEachRun], [coldStart.firstStatsQueryMsFromSnapshot, coldStart.firstStatsQueryMsEachRun]].filter(([ms]) => typeof ms === "number") : [];
+const [firstQueryMs, firstRuns] = measuredFirst.length === 2 ? measuredFirst.sort((a, b) => b[0] - a[0])[0] : [];
 targets.push([`cold start of a full object ≤ 200 ms (the slower of logs.all and invocation-stats as the first query after a restart, from its snapshot; median)${coldStartNote}`, firstQueryMs === undefined ? "–" : `${firstQueryMs.toFixed(0)} ms (${firstRuns.filter((ms) => ms > 200).length} of ${firstRuns.length} runs over 200)`, firstQueryMs !== undefined && firstQueryMs <= 200]);
 push("## Targets", "", `Shard data at N = ${REFERENCE_N.toLocaleString()} unless the row says otherwise.`, "", "| target | measured | met |", "|---|---:|:-:|");
 for (const [what, value, ok] of targets) push(`| ${what} | ${value} | ${yes(ok)} |`);

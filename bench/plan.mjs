@@ -79,6 +79,15 @@ function queriesFor(targets, runs, suffix) {
     },
     "api-counts daily": counts("daily"),
     "api-counts minutely": counts("minutely"),
+    // The Management API's two routes of their own: one function's day by status class, and a day's request count.
+    "combined-stats 1day": {
+      endpoint: "functions.combined-stats",
+      runs: each((i) => {
+        const { project, functions } = pick(targets, i);
+        return { project, function_id: pick(functions, Math.floor(i / targets.length)), interval: "1day" };
+      }),
+    },
+    "api-requests-count": { endpoint: "usage.api-requests-count", runs: each((i) => ({ project: pick(targets, i).project })) },
   };
   return Object.fromEntries(Object.entries(queries).map(([name, q]) => [suffix ? `${name} · ${suffix}` : name, q]));
 }
@@ -125,6 +134,12 @@ export function bind(endpoint, params, nowUs) {
     const first = Math.floor((nowUs - window) / step) * step;
     return ["stats", { step, project: params.project, function: params.function_id ?? "", first, stop: Math.floor(nowUs / step) * step + step }];
   }
+  if (endpoint === "functions.combined-stats") {
+    const [window, step] = { "15min": [15 * MINUTE, MINUTE], "1hr": [HOUR, MINUTE], "3hr": [3 * HOUR, HOUR], "1day": [DAY, HOUR] }[params.interval];
+    const first = Math.floor((nowUs - window) / step) * step;
+    return ["combined", { step, project: params.project, function: params.function_id, first, stop: Math.floor(nowUs / step) * step + step }];
+  }
+  if (endpoint === "usage.api-requests-count") return ["requests", { project: params.project, since: nowUs - DAY }];
   if (endpoint === "logs.all") {
     const retention = { PRO: 7 * DAY, PAYG: 90 * DAY, ENTERPRISE: 90 * DAY }[params.project_tier] ?? DAY;
     const upper = params.iso_timestamp_end ? Date.parse(params.iso_timestamp_end) * 1000 : Number.MAX_SAFE_INTEGER;
@@ -144,22 +159,26 @@ const COMPARED = {
   "functions.invocation-stats": ["timestamp", "count", "error_count", "min_execution_time", "max_execution_time", "avg_execution_time", "p95_execution_time", "p99_execution_time"],
   "logs.all": ["id", "timestamp", "event_message"],
   "usage.api-counts": ["timestamp", "total_rest_requests", "total_storage_requests", "total_auth_requests", "total_realtime_requests"],
+  "functions.combined-stats": ["timestamp", "requests_count", "success_count", "redirect_count", "client_err_count", "server_err_count", "avg_execution_time", "max_execution_time"],
+  "usage.api-requests-count": ["count"],
 };
 const TEXT_COLUMNS = new Set(["id", "event_message"]);
 
-/** One value as every engine's is compared: times in µs, numbers (BigInt, or ClickHouse's 64-bit integers as text) as numbers, fractions to 9 significant digits (an average summed in another order). */
+/** One value as every engine's is compared: times in µs, numbers (BigInt, or ClickHouse's 64-bit integers as text) as numbers, fractions to 9 significant digits (an average summed in another order). Anything else stays as it is, so that it differs. */
 function comparable(column, value) {
   if (value === null || value === undefined) return null;
   if (TEXT_COLUMNS.has(column)) return String(value);
-  if (typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value)) return Date.parse(value.endsWith("Z") ? value : `${value}Z`) * 1000;
+  if (typeof value === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ?$/.test(value)) return Date.parse(value.endsWith("Z") ? value : `${value}Z`) * 1000;
   const n = Number(value);
+  if (typeof value === "string" && (value.trim() === "" || !Number.isFinite(n))) return `text: ${value}`;
   return Number.isInteger(n) ? n : Number(n.toPrecision(9));
 }
 
-/** An answer's rows (objects by column name) as a short digest that every engine's same answer shares, whatever its row order. */
+/** An answer's rows (objects by column name) as a short digest that every engine's same answer shares: logs.all's in their order (newest first), the others' whatever it is (each engine sorts by bucket). */
 export function answerDigest(endpoint, rows) {
   const columns = COMPARED[endpoint];
-  const lines = rows.map((row) => JSON.stringify(columns.map((c) => comparable(c, row[c])))).sort();
+  const lines = rows.map((row) => JSON.stringify(columns.map((c) => comparable(c, row[c]))));
+  if (endpoint !== "logs.all") lines.sort();
   return createHash("sha1").update(lines.join("\n")).digest("hex").slice(0, 16);
 }
 

@@ -59,6 +59,15 @@ export const SQL = {
       countIf(position(path, '/realtime') > 0) AS total_realtime_requests
     FROM requests WHERE ts >= {start:Int64} AND match(url, {project:String})
     GROUP BY bucket ORDER BY bucket LIMIT 1000`,
+  combined: `
+    SELECT intDiv(ts, {step:Int64}) * {step:Int64} AS timestamp, count() AS requests_count,
+      countIf(s >= 200 AND s <= 299) AS success_count, countIf(s >= 300 AND s <= 399) AS redirect_count,
+      countIf(s >= 400 AND s <= 499) AS client_err_count, countIf(s >= 500) AS server_err_count,
+      avg(t) AS avg_execution_time, max(t) AS max_execution_time
+    FROM fn WHERE project = {project:String} AND function_id = {function:String}
+      AND ts >= {first:Int64} AND ts < {stop:Int64}
+    GROUP BY timestamp ORDER BY timestamp LIMIT 1000`,
+  requests: `SELECT count() AS count FROM edge WHERE project = {project:String} AND ts >= {since:Int64}`,
 };
 
 const dir = mkdtempSync(path.join(tmpdir(), "chdb-bench-"));

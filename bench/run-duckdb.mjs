@@ -51,6 +51,16 @@ export const FLAT_SQL = {
       count(*) FILTER (WHERE contains(path, '/realtime')) AS total_realtime_requests
     FROM requests WHERE ts >= $start AND regexp_matches(url, $project)
     GROUP BY ts // $width ORDER BY 1 LIMIT 1000`,
+  combined: `
+    SELECT ts // $step * $step AS timestamp, count(*) AS requests_count,
+      count(*) FILTER (WHERE s BETWEEN 200 AND 299) AS success_count,
+      count(*) FILTER (WHERE s BETWEEN 300 AND 399) AS redirect_count,
+      count(*) FILTER (WHERE s BETWEEN 400 AND 499) AS client_err_count,
+      count(*) FILTER (WHERE s >= 500) AS server_err_count,
+      avg(t) AS avg_execution_time, max(t) AS max_execution_time
+    FROM fn WHERE project = $project AND function_id = $function AND ts >= $first AND ts < $stop
+    GROUP BY 1 ORDER BY 1 LIMIT 1000`,
+  requests: `SELECT count(*) AS count FROM edge WHERE project = $project AND ts >= $since`,
 };
 
 export const SQL = {
@@ -78,6 +88,20 @@ export const SQL = {
     FROM edge e, UNNEST(e.metadata) AS u(m), UNNEST(m.request) AS q(r)
     WHERE e.timestamp >= $start AND regexp_matches(r.url, $project)
     GROUP BY e.timestamp // $width ORDER BY 1 LIMIT 1000`,
+  combined: `
+    WITH rows AS (
+      SELECT f.timestamp // $step * $step AS bucket, m.execution_time_ms AS t, r.status_code AS s
+      FROM fn f, UNNEST(f.metadata) AS u(m), UNNEST(m.response) AS v(r)
+      WHERE m.project_ref = $project AND m.function_id = $function
+        AND f.timestamp >= $first AND f.timestamp < $stop)
+    SELECT bucket AS timestamp, count(*) AS requests_count,
+      count(*) FILTER (WHERE s BETWEEN 200 AND 299) AS success_count,
+      count(*) FILTER (WHERE s BETWEEN 300 AND 399) AS redirect_count,
+      count(*) FILTER (WHERE s BETWEEN 400 AND 499) AS client_err_count,
+      count(*) FILTER (WHERE s >= 500) AS server_err_count,
+      avg(t) AS avg_execution_time, max(t) AS max_execution_time
+    FROM rows GROUP BY bucket ORDER BY bucket LIMIT 1000`,
+  requests: `SELECT count(*) AS count FROM edge WHERE project = $project AND timestamp >= $since`,
 };
 
 const instance = await DuckDBInstance.create(":memory:");

@@ -94,13 +94,16 @@ export function alikeRefs(count) {
 /**
  * A shard of `count` projects with Zipf-like shares: `refs` (busiest first),
  * `shares` (fractions of the traffic) and each project's own function ids.
- * `refs: "alike"` names them `tenant-1` … instead of random 20-letter refs.
+ * `refs: "alike"` names them `tenant-1` … instead of random 20-letter refs;
+ * `"mixed"` names every other one so (`tenant-2`, `tenant-4` …: as a platform
+ * whose older projects have random refs and newer ones numbered).
  */
 export function tenants(count = 2000, seed = 11, { refs: naming = "random" } = {}) {
-  const refs = naming === "alike" ? alikeRefs(count) : projectRefs(count, seed);
+  const alike = alikeRefs(count);
+  const refs = naming === "alike" ? alike : projectRefs(count, seed).map((ref, k) => (naming === "mixed" && k % 2 === 1 ? alike[k] : ref));
   const weights = refs.map((_, k) => 1 / Math.pow(k + 1, ZIPF_EXPONENT));
   const total = weights.reduce((a, b) => a + b, 0);
-  const functions = refs.map((ref) => Array.from({ length: FUNCTIONS_PER_TENANT }, (_, i) => `${naming === "alike" ? ref : ref.slice(0, 8)}-fn-${i}`));
+  const functions = refs.map((ref) => Array.from({ length: FUNCTIONS_PER_TENANT }, (_, i) => `${ref.startsWith("tenant-") ? ref : ref.slice(0, 8)}-fn-${i}`));
   return { refs, shares: weights.map((w) => w / total), functions };
 }
 
@@ -192,7 +195,7 @@ export function ndjson(entries) {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const { parseArgs } = await import("node:util");
   const usage = `usage: node scripts/generate-logs.mjs [--stream edge_logs|function_edge_logs] [--count N]
-       [--end ISO-time] [--seed N] [--projects P [--refs random|alike]] > logs.ndjson
+       [--end ISO-time] [--seed N] [--projects P [--refs random|alike|mixed]] > logs.ndjson
 Writes N entries (default 1000) ending at --end (default now) as NDJSON to stdout.`;
   let args;
   try {
@@ -220,7 +223,7 @@ Writes N entries (default 1000) ending at --end (default now) as NDJSON to stdou
     !(Number.isInteger(Number(args.count)) && Number(args.count) >= 0) && `--count ${args.count} is not a whole number`,
     args.end !== undefined && Number.isNaN(Date.parse(args.end)) && `--end ${args.end} is not an ISO time`,
     args.projects !== undefined && !(Number(args.projects) >= 1) && `--projects ${args.projects} is not a positive number`,
-    !["random", "alike"].includes(args.refs) && `--refs ${args.refs} is not random or alike`,
+    !["random", "alike", "mixed"].includes(args.refs) && `--refs ${args.refs} is not random, alike or mixed`,
   ].filter(Boolean);
   if (problems.length) {
     console.error(`${problems.join("\n")}\n${usage}`);

@@ -14,7 +14,7 @@ import { generate, ndjson, tenants } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
 const INGEST_KEY = "keep-alive-ingest";
-const tenancy = tenants(2000);
+const tenancy = tenants(2000, undefined, { refs: "mixed" });
 let mf;
 let base;
 

@@ -16,7 +16,7 @@ import { generate, ndjson, tenants } from "../../scripts/generate-logs.mjs";
 const run = promisify(execFile);
 const NOW = Date.parse("2026-11-20T12:00:00Z");
 const REQUESTS = 3000;
-const tenancy = tenants(200, 13);
+const tenancy = tenants(200, 13, { refs: "mixed" });
 const deployments = {};
 
 before(async () => {

@@ -24,10 +24,13 @@ const NOW = Date.parse("2026-11-20T12:00:00Z");
 const BASE = "http://sharded.test";
 const QUERY_KEY = "query-key";
 const INGEST_KEY = "ingest-key";
-const tenancy = tenants(240, 5);
+// Every other ref is numbered (tenant-2 …), the rest random, as on a
+// platform: refs that share most of their characters must not share shards,
+// directory bits or answers.
+const tenancy = tenants(240, 5, { refs: "mixed" });
 const [largest, second] = tenancy.refs;
-const median = tenancy.refs[60];
-const tail = tenancy.refs[230];
+const median = tenancy.refs[61];
+const tail = tenancy.refs[231];
 // A restricted key configured through the environment (a JSON secret).
 const RESTRICTED = { key: "restricted-key", endpoints: ["usage.api-counts", "logs.all"], projects: [largest, tail] };
 const API_KEYS = JSON.stringify([QUERY_KEY, RESTRICTED]);
@@ -117,7 +120,8 @@ function queries() {
     for (const interval of ["minutely", "hourly", "daily"]) out.push(["usage.api-counts", { project, interval }]);
   }
   // Patterns over request URLs: several projects' shards are summed per bucket.
-  for (const pattern of [`^https://${largest}\\.`, `${median}|${tail}`, "rest/v1/", "storage/v1/object", ".", "no-url-has-this"]) {
+  // Numbered refs: `tenant-1` (no such project) matches the URLs of tenant-10, tenant-12, tenant-100 …, as the reference reads a pattern.
+  for (const pattern of [`^https://${largest}\\.`, `${median}|${tail}`, "tenant-1", "^https://tenant-2\\.", "rest/v1/", "storage/v1/object", ".", "no-url-has-this"]) {
     out.push(["usage.api-counts", { project: pattern, interval: "daily" }]);
     out.push(["usage.api-counts", { project: pattern, interval: "hourly" }]);
   }
@@ -413,20 +417,26 @@ test("a restart of the runtime during a stream of ingests loses no batch that go
   const outcomes = new Map();
   const sends = [];
   for (let k = 0; k < 40; k++) {
-    const send = post(worker, "edge_logs", ndjson(batchOf(k))).then(
-      async (res) => {
+    const send = (async () => {
+      try {
+        const res = await post(worker, "edge_logs", ndjson(batchOf(k)));
         const { accepted } = await res.json();
         outcomes.set(k, { status: res.status, accepted });
         if (res.status === 200 && accepted === 20) acknowledged.push(k);
-      },
-      (e) => outcomes.set(k, { error: String(e?.message ?? e) }),
-    );
+      } catch (e) {
+        outcomes.set(k, { error: String(e?.message ?? e) });
+      }
+    })();
     sends.push(send);
     if (k === 20) {
       let timer;
       const late = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("the first 12 batches were not answered within 60 s")), 60_000)));
-      await Promise.race([Promise.all(sends.slice(0, 12)), late]).finally(() => clearTimeout(timer));
-      await worker.dispose();
+      try {
+        await Promise.race([Promise.all(sends.slice(0, 12)), late]);
+      } finally {
+        clearTimeout(timer);
+        await worker.dispose();
+      }
       break;
     }
   }
