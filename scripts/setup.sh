@@ -91,9 +91,8 @@ install_wasm_bindgen_cli() {
 
 install_node_packages() {
   command -v node >/dev/null || apt_install nodejs npm
-  local node_major
-  node_major=$(node -p 'process.versions.node.split(".")[0]')
-  [ "$node_major" -ge 20 ] \
+  # 20.19: require() of an ES module (the package's CommonJS test), unflagged.
+  node -e 'const [major, minor] = process.versions.node.split(".").map(Number); process.exit(major > 20 || (major === 20 && minor >= 19) ? 0 : 1)' \
     || die "Node.js >= 20.19 is needed (found $(node --version); Debian 12's own is 18): install it from nodejs.org or NodeSource"
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     log "installing npm packages (npm ci)"

@@ -122,6 +122,10 @@ export interface Constants {
   retryMs: number;
   /** How many rejections a report describes (all are counted): a host summing reports describes as many. */
   reportedReasons: number;
+  /** Registrations a directory partition keeps as they came before folding them into its snapshot. */
+  directoryLogRows: number;
+  /** Traps a shard's wake may meet replaying its stored batches before it leaves the rest for a later wake. */
+  maxTrapsPerWake: number;
 }
 export interface QueryAnswer {
   body: string;
@@ -689,6 +693,8 @@ struct Constants {
     drain_bytes: usize,
     retry_ms: u32,
     reported_reasons: usize,
+    directory_log_rows: usize,
+    max_traps_per_wake: usize,
 }
 
 #[wasm_bindgen(js_class = LogEndpoints)]
@@ -1378,6 +1384,8 @@ impl JsLogEndpoints {
             drain_bytes: http::DRAIN_BYTES,
             retry_ms: crate::shard::schedule::RETRY_MS,
             reported_reasons: crate::feed::REPORTED_REASONS,
+            directory_log_rows: crate::shard::DIRECTORY_LOG_ROWS,
+            max_traps_per_wake: crate::shard::schedule::MAX_TRAPS_PER_WAKE,
         })
     }
 

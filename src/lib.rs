@@ -80,7 +80,8 @@ pub use shard::{
     BatchSplit, Delivery, DeliveryAnswer, Gather, IngestAnswers, IngestStatus, KeepAnswer,
     KnownRegistrations, PartitionStatus, QueryPlan, Registration, Retention, Round, Seen,
     ShardDelivery, ShardDirectory, ShardPart, ShardQuery, SplitRoute, SplitRoutes,
-    DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT, RESEND_WINDOW_HOURS, SHARD_GROUPS,
+    DIRECTORY_LOG_ROWS, DIRECTORY_PARTITIONS, INGEST_PARTITIONS, MAX_CONCURRENT,
+    RESEND_WINDOW_HOURS, SHARD_GROUPS,
 };
 pub use sketch::RELATIVE_ERROR as SKETCH_RELATIVE_ERROR;
 pub use store::block_storage::{BlockStorage, BlockStorageRef, MemoryBlocks};

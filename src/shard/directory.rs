@@ -12,6 +12,11 @@
 
 use std::collections::BTreeMap;
 
+/// Registrations a directory partition keeps as they came before it folds
+/// them into its snapshot: each wake replays at most this many, and a fold
+/// (a snapshot of the partition) comes once per this many.
+pub const LOG_ROWS: usize = 64;
+
 use serde::Serialize;
 
 use super::frame::{read_registration, write_registration};

@@ -48,7 +48,7 @@ use crate::reach::{Merge, Projects, Reach};
 use crate::timestamp::{format_datetime, truncate, Micros, DAY};
 
 pub use answer::{DeliveryAnswer, RefusedSection};
-pub use directory::{Added, ShardDirectory};
+pub use directory::{Added, ShardDirectory, LOG_ROWS as DIRECTORY_LOG_ROWS};
 pub use frame::{read_record, Delivery, Section};
 pub use key::{BatchKey, IngestAnswers, KeepAnswer, Seen, RESEND_WINDOW_HOURS};
 pub use merge::merge_answers;

@@ -25,6 +25,11 @@ pub const RETRY_MS: u32 = 1000;
 /// The longest wait before a shard's outbox is tried again (ms).
 pub const MAX_RETRY_MS: u32 = 60_000;
 
+/// Traps one shard's wake may meet while it replays its stored batches
+/// before it leaves the rest for a later wake (past a few, memory is the
+/// likely cause, and each trap would replay everything again).
+pub const MAX_TRAPS_PER_WAKE: usize = 3;
+
 /// How long until the next round starts, with `waiting` bytes kept: at
 /// once when a round's worth waits.
 pub fn round_delay_ms(waiting: usize) -> u32 {

@@ -11,8 +11,8 @@ import { readParts, writeParts } from "./blobs.js";
 import { respond } from "./http.js";
 import { PARTIAL_PATH, shardStub } from "./stubs.js";
 
-/** Registrations kept as they came before they are folded into the snapshot. */
-const LOG_ROWS = 64;
+/** Registrations kept as they came before they are folded into the snapshot (the core's). */
+const { directoryLogRows: LOG_ROWS } = LogEndpoints.constants();
 
 /** A shard's error answer, passed on as it is. */
 class ShardError extends Error {

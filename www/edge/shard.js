@@ -20,8 +20,8 @@ const RECORD = "record";
 const { warmEveryMs: MAINTAIN_EVERY_MS } = LogEndpoints.constants();
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
 const MAINTAIN_PATH = "/maintain";
-/** Traps one wake's replay may meet before it leaves the rest for a later wake. */
-const MAX_TRAPS_PER_WAKE = 3;
+/** Traps one wake's replay may meet before it leaves the rest for a later wake (the core's). */
+const { maxTrapsPerWake: MAX_TRAPS_PER_WAKE } = LogEndpoints.constants();
 /** The path of an ingest partition's deliveries. */
 const DELIVER_PATH = "/deliver";
 
