@@ -32,11 +32,11 @@ wasm_cargo() {
 # trap passes it on.
 within() {
   local minutes=$1; shift
-  local rc=0
+  local rc=0 stage=
+  trap '[ -z "$stage" ] || { kill -INT "$stage" 2>/dev/null || true; wait "$stage" || true; }; exit 130' INT
+  trap '[ -z "$stage" ] || { kill -TERM "$stage" 2>/dev/null || true; wait "$stage" || true; }; exit 143' TERM
   timeout --verbose -k 30 "${minutes}m" bash -c 'source scripts/lib.sh; [ ! -f target/toolchain.env ] || load_wasm_toolchain; "$@"' within "$@" &
-  local stage=$!
-  trap 'kill -INT "$stage" 2>/dev/null; wait "$stage"; exit 130' INT
-  trap 'kill -TERM "$stage" 2>/dev/null; wait "$stage"; exit 143' TERM
+  stage=$!
   wait "$stage" || rc=$?
   trap - INT TERM
   [ "$rc" -ne 124 ] || die "did not finish within $minutes minutes: $*"

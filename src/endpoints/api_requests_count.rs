@@ -82,8 +82,7 @@ impl Endpoint for ApiRequestsCount {
         let count = match table.projects.lookup(&query.project) {
             Some(project) => {
                 let window = lower_bound(&table.timestamp, now.saturating_sub(WINDOW))..table.len();
-                let selected = table.rows_of(&[project], window);
-                selected.rows_of(&table.project, project).count() as i64
+                table.count_of(project, window) as i64
             }
             None => 0,
         };

@@ -4,7 +4,7 @@
 //! ingest partition, so every copy of a batch meets the partition that
 //! remembers the first.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use super::{ingest_name, INGEST_PARTITIONS};
@@ -80,7 +80,7 @@ impl BatchKey {
 /// What the object that keeps a batch found of its key (`BatchKey::seen`):
 /// what an ingest partition answers the front (`KeepAnswer`), and which of
 /// the request's `IngestAnswers` is sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Seen {
     /// Not kept within the resend window: kept now.
@@ -95,10 +95,9 @@ pub enum Seen {
 /// key, and the same as the two flags its earlier builds answered with, so
 /// that a front and a partition of different builds (a deploy under way)
 /// read each other.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeepAnswer {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     seen: Option<Seen>,
     duplicate: bool,
     key_reused: bool,
@@ -117,20 +116,33 @@ impl KeepAnswer {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// What a partition's answer says it found: its `seen`, else (an
-    /// earlier build's answer) its flags. An answer that does not read is
-    /// 503: the batch may have been kept, and a resend is answered as one.
+    /// What a partition's answer says it found: its `seen` (or a bare
+    /// `Seen`, as builds 85cc4ee to 2a81980 answered), else its flags (as
+    /// earlier builds answered, and as a later `Seen` this build does not
+    /// know falls back to). An answer with neither does not read: 503, since
+    /// the batch may have been kept, and a resend is answered as one.
     pub fn read(text: &str) -> Result<Seen> {
-        let answer: KeepAnswer = serde_json::from_str(text).map_err(|e| Error::Unavailable {
-            reason: format!("the ingest partition's answer does not read ({e})"),
-        })?;
-        Ok(answer
-            .seen
-            .unwrap_or(match (answer.duplicate, answer.key_reused) {
-                (_, true) => Seen::KeyReused,
-                (true, false) => Seen::Duplicate,
-                (false, false) => Seen::New,
-            }))
+        let unreadable = |why: String| Error::Unavailable {
+            reason: format!("the ingest partition's answer does not read ({why})"),
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| unreadable(e.to_string()))?;
+        let seen_of = |v: &serde_json::Value| Seen::deserialize(v).ok();
+        if let Some(seen) = seen_of(&value) {
+            return Ok(seen);
+        }
+        let flag = |name: &str| value.get(name).and_then(serde_json::Value::as_bool);
+        match (
+            value.get("seen").and_then(seen_of),
+            flag("duplicate"),
+            flag("keyReused"),
+        ) {
+            (Some(seen), ..) => Ok(seen),
+            (None, None, None) => Err(unreadable(format!("no `seen` and no flags: {text}"))),
+            (None, _, Some(true)) => Ok(Seen::KeyReused),
+            (None, Some(true), _) => Ok(Seen::Duplicate),
+            (None, ..) => Ok(Seen::New),
+        }
     }
 }
 
@@ -214,13 +226,19 @@ mod tests {
             earlier(r#"{"duplicate":false,"keyReused":true}"#),
             Seen::KeyReused
         );
+        // Builds 85cc4ee to 2a81980 answered the bare Seen; a later Seen falls back to the flags.
+        assert_eq!(earlier(r#""keyReused""#), Seen::KeyReused);
+        assert_eq!(
+            earlier(r#"{"seen":"later","duplicate":true,"keyReused":false}"#),
+            Seen::Duplicate
+        );
         // An earlier build's front reads the flags of this one's.
         let text = KeepAnswer::of(Seen::KeyReused).text();
         assert!(text.contains(r#""keyReused":true"#), "{text}");
-        assert_eq!(
-            KeepAnswer::read("\"new\"").unwrap_err().code(),
-            "unavailable"
-        );
+        for unreadable in ["{}", "\"later\"", "[]", "not json"] {
+            let code = KeepAnswer::read(unreadable).unwrap_err().code();
+            assert_eq!(code, "unavailable", "{unreadable}");
+        }
     }
 
     #[test]

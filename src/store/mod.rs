@@ -579,6 +579,12 @@ impl EdgeTable {
         self.by_project.select(projects, window)
     }
 
+    /// How many of `project`'s rows are in `window`: two binary searches in
+    /// its own rows, however many it holds.
+    pub fn count_of(&self, project: Sym, window: std::ops::Range<usize>) -> usize {
+        self.by_project.within(project, window).len()
+    }
+
     pub fn len(&self) -> usize {
         self.timestamp.len()
     }

@@ -704,12 +704,11 @@ fn same_answer(got: &str, expected: &str, spanning: &HashSet<String>) -> Result<
 fn split_project_days_answer_as_one_store() {
     use proptest::test_runner::{Config, TestRunner};
     let spanned = std::cell::Cell::new(0);
-    // Named as the proptest! macro names its tests, so that a failure's seed is
+    // Its source file, as the proptest! macro gives it: a failure's seed is
     // kept in tests/proptest-regressions/shard.txt and tried first next time.
     let mut runner = TestRunner::new(Config {
         cases: 24,
         source_file: Some(file!()),
-        test_name: Some("shard::split_project_days_answer_as_one_store"),
         ..Config::default()
     });
     let cases = (busy_days(), 4_000usize..7_000, 1usize..4);
