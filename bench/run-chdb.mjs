@@ -28,7 +28,7 @@ export const LOAD = [
   `CREATE TABLE fn (ts Int64, project String, function_id String, t Nullable(Float64), s Nullable(Int32)) ENGINE = MergeTree ORDER BY (project, ts)`,
   `INSERT INTO fn SELECT timestamp, m.project_ref, m.function_id, m.execution_time_ms, r.status_code
      FROM file($FUNCTIONS, JSONEachRow, 'timestamp Int64, metadata Array(Tuple(project_ref String, function_id String, execution_time_ms Nullable(Float64), response Array(Tuple(status_code Nullable(Int32)))))')
-     ARRAY JOIN metadata AS m ARRAY JOIN m.response AS r`,
+     ARRAY JOIN metadata AS m LEFT ARRAY JOIN m.response AS r`,
 ];
 
 /** Merges for the queries, after the load is timed: the tables are query-ready once inserted. */

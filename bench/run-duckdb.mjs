@@ -21,6 +21,13 @@ const { values: files } = parseArgs({
 const flat = files.layout === "flat";
 const plan = readPlan(files.plan);
 
+/**
+ * A metadata record's responses, or one of none when it has none: as ours
+ * reads it, a record with no response is one invocation with no status
+ * (src/ingest.rs), where UNNEST alone would drop it. (chDB: LEFT ARRAY JOIN.)
+ */
+const RESPONSES = "CASE WHEN len(m.response) > 0 THEN m.response ELSE [NULL] END";
+
 /** The load into flat tables, sorted by time ($EDGE and $FUNCTIONS: the files). */
 export const FLAT_LOAD = [
   `CREATE TEMP TABLE edge_raw AS SELECT * FROM read_json($EDGE, format = 'newline_delimited')`,
@@ -28,7 +35,7 @@ export const FLAT_LOAD = [
   `CREATE TABLE requests AS SELECT ts, r.url AS url, r.path AS path FROM (SELECT ts, unnest(m.request) AS r FROM (SELECT timestamp AS ts, unnest(metadata) AS m FROM edge_raw)) ORDER BY ts`,
   `DROP TABLE edge_raw`,
   `CREATE TABLE fn AS SELECT ts, m.project_ref AS project, m.function_id AS function_id, m.execution_time_ms::DOUBLE AS t, r.status_code::INTEGER AS s
-     FROM (SELECT ts, m, unnest(m.response) AS r FROM (SELECT timestamp AS ts, unnest(metadata) AS m FROM read_json($FUNCTIONS, format = 'newline_delimited'))) ORDER BY ts`,
+     FROM (SELECT ts, m, unnest(${RESPONSES}) AS r FROM (SELECT timestamp AS ts, unnest(metadata) AS m FROM read_json($FUNCTIONS, format = 'newline_delimited'))) ORDER BY ts`,
 ];
 
 export const FLAT_SQL = {
@@ -67,7 +74,7 @@ export const SQL = {
   stats: `
     WITH rows AS (
       SELECT f.timestamp // $step * $step AS bucket, m.execution_time_ms AS t, r.status_code AS s
-      FROM fn f, UNNEST(f.metadata) AS u(m), UNNEST(m.response) AS v(r)
+      FROM fn f, UNNEST(f.metadata) AS u(m), UNNEST(${RESPONSES}) AS v(r)
       WHERE m.project_ref = $project AND ($function = '' OR m.function_id = $function)
         AND f.timestamp >= $first AND f.timestamp < $stop)
     SELECT bucket AS timestamp, min(t) AS min_execution_time, max(t) AS max_execution_time,
@@ -91,7 +98,7 @@ export const SQL = {
   combined: `
     WITH rows AS (
       SELECT f.timestamp // $step * $step AS bucket, m.execution_time_ms AS t, r.status_code AS s
-      FROM fn f, UNNEST(f.metadata) AS u(m), UNNEST(m.response) AS v(r)
+      FROM fn f, UNNEST(f.metadata) AS u(m), UNNEST(${RESPONSES}) AS v(r)
       WHERE m.project_ref = $project AND m.function_id = $function
         AND f.timestamp >= $first AND f.timestamp < $stop)
     SELECT bucket AS timestamp, count(*) AS requests_count,
