@@ -169,8 +169,8 @@ function comparable(column, value) {
   if (value === null || value === undefined) return null;
   if (TEXT_COLUMNS.has(column)) return String(value);
   if (typeof value === "string" && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ?$/.test(value)) return Date.parse(value.endsWith("Z") ? value : `${value}Z`) * 1000;
-  const n = Number(value);
-  if (typeof value === "string" && (value.trim() === "" || !Number.isFinite(n))) return `text: ${value}`;
+  const n = typeof value === "number" || typeof value === "bigint" || (typeof value === "string" && value.trim() !== "") ? Number(value) : NaN;
+  if (!Number.isFinite(n)) return `not a number: ${JSON.stringify(value, (_, v) => (typeof v === "bigint" ? String(v) : v))}`;
   return Number.isInteger(n) ? n : Number(n.toPrecision(9));
 }
 
