@@ -3,8 +3,9 @@
 // mixed NDJSON batches of 2,000 Zipf-sized projects posted one after another
 // over one keep-alive connection (Node's fetch), from a second process (this
 // one). For each batch: the acknowledgement's latency, and how long after it
-// the batch is queryable (a probe entry of the batch's own project is polled
-// for with logs.all on a second connection). End to end: the bytes sent over
+// the batch is queryable (a probe entry of the batch's own project, in the
+// shard its round delivers last, is polled for with logs.all on a second
+// connection). End to end: the bytes sent over
 // the time from the first send to the last batch queryable.
 //
 //   node bench/edge-ingest.mjs [--mib 500] [--batch-mib 6] [--sharding on|off|both]
@@ -17,6 +18,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { LogEndpoints } from "log-endpoints";
 import { generate, tenants } from "../scripts/generate-logs.mjs";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
@@ -40,7 +42,23 @@ const percentile = (xs, p) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
 
-/** The batches: in time order over two days, each with one probe entry of its own project. */
+/**
+ * A probe project for batch `b` on `day` whose shard is its day's last group
+ * shard (`{day}/g/15`): a round sends its deliveries in shard-name order, six
+ * at a time, so the probe's shard is among the last to take the batch, and
+ * the batch is queryable, all of it, once the probe is.
+ */
+function lastDeliveredProbe(b, day) {
+  let last;
+  for (let k = 0; k < 256; k++) {
+    const name = `probe-${b}-${k}`;
+    const shard = LogEndpoints.shardName(name, day);
+    if (!last || shard > last.shard) last = { name, shard };
+  }
+  return last.name;
+}
+
+/** The batches: in time order over two days, each with one probe entry of its own project (`lastDeliveredProbe`). */
 function batches() {
   const tenancy = tenants(2000);
   const perBatch = Math.round(BATCH_MIB * 1700);
@@ -56,7 +74,7 @@ function batches() {
       newest = Math.max(newest, entry.timestamp);
       text += JSON.stringify(entry) + "\n";
     }
-    const probe = `probe-${b}`;
+    const probe = lastDeliveredProbe(b, new Date(newest / 1000).toISOString().slice(0, 10));
     text += JSON.stringify({ id: `${probe}-entry`, timestamp: newest, project: probe, event_message: "probe" }) + "\n";
     out.push({ text, probe, bytes: Buffer.byteLength(text) });
   }
