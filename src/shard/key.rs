@@ -98,7 +98,7 @@ pub enum Seen {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct KeepAnswer {
-    seen: Option<Seen>,
+    seen: Seen,
     duplicate: bool,
     key_reused: bool,
 }
@@ -106,7 +106,7 @@ pub struct KeepAnswer {
 impl KeepAnswer {
     pub fn of(seen: Seen) -> KeepAnswer {
         KeepAnswer {
-            seen: Some(seen),
+            seen,
             duplicate: seen == Seen::Duplicate,
             key_reused: seen == Seen::KeyReused,
         }
