@@ -183,7 +183,7 @@ const fmt = (x, d = 0) => x.toFixed(d);
 const lines = [
   "## Edge ingest (issue 22)",
   "",
-  `Command: \`${summary.command}\` — the main job started fresh (workerd via Miniflare), ${results[0].batches} mixed NDJSON batches of 2,000 Zipf-sized projects posted one after another over one keep-alive connection (Node's fetch), from a second process; a batch is queryable when logs.all finds its probe entry.`,
+  `Command: \`${summary.command}\` — the main job started fresh (workerd via Miniflare), ${results[0].batches} mixed NDJSON batches of 2,000 Zipf-sized projects posted one after another over one keep-alive connection (Node's fetch), from a second process; a batch is queryable when logs.all finds its probe entry, in the shard its round delivers last.`,
   "",
   "| deployment | MiB | MiB/s end to end | ack p50 / p90 / max (ms) | queryable after ack p50 / p90 / max (ms) | targets |",
   "|---|---:|---:|---|---|---|",

@@ -1,7 +1,9 @@
 // ClickHouse through chDB (npm `chdb`, the engine in this process) on the same
 // NDJSON files: MergeTree tables ordered for the queries, loaded from the files
-// with the nested metadata unnested (ARRAY JOIN), then the plan answered by the
-// equivalent SQL of each endpoint with bound parameters. Prints JSON like
+// with the nested metadata unnested (ARRAY JOIN; LEFT ARRAY JOIN of a record's
+// responses, so that a record with none is one invocation, as ours reads it),
+// then merged (OPTIMIZE, after the load is timed), then the plan answered by
+// the equivalent SQL of each endpoint with bound parameters. Prints JSON like
 // run-wasm.mjs.
 //
 //   node bench/run-chdb.mjs --edge E.ndjson --functions F.ndjson --plan plan.json

@@ -9,7 +9,8 @@
 //   metadata unnested at load into flat, typed tables (one row per entry, per
 //   request, per function invocation), sorted by time;
 // - nested: read_json's tables as they come and the reference SQL's UNNESTs at
-//   query time: the port of the reference, kept as the correctness cross-check.
+//   query time (a record with no response unnests to one, as ours reads it):
+//   the port of the reference, kept as the correctness cross-check.
 import { parseArgs } from "node:util";
 import { statSync } from "node:fs";
 import { DuckDBInstance } from "@duckdb/node-api";

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the cargo-fuzz targets (fuzz/fuzz_targets/) for a bounded time each and
-# fails on the first crash, printing each target's executions.
+# fails on the first crash or on an input that takes over 30 s, printing each
+# target's executions.
 #
 #   bash scripts/fuzz.sh [seconds per target] [target ...]
 #

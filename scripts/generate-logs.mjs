@@ -10,7 +10,8 @@
 // proportional to 1/k^1.1), each with its own host and its own functions.
 // `--refs alike` names them as self-hosted setups and other platforms do,
 // `tenant-1` … `tenant-P` (refs that share most of their characters), instead
-// of random 20-letter refs.
+// of random 20-letter refs; `--refs mixed` numbers every other one
+// (`tenant-2`, `tenant-4` …) and keeps random refs for the rest.
 //
 // Also imported by the demo, the worker's dev server and the tests.
 
