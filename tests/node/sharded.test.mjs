@@ -25,8 +25,8 @@ const BASE = "http://sharded.test";
 const QUERY_KEY = "query-key";
 const INGEST_KEY = "ingest-key";
 // Every other ref is numbered (tenant-2 …), the rest random, as on a
-// platform: refs that share most of their characters must not share shards,
-// directory bits or answers.
+// platform: refs that share most of their characters must still get each
+// project's own answers, and a pattern the projects it matches.
 const tenancy = tenants(240, 5, { refs: "mixed" });
 const [largest, second] = tenancy.refs;
 const median = tenancy.refs[61];
