@@ -15,9 +15,9 @@ export function answerDifference(got, expected, spanning = undefined) {
   if (got.result?.length !== expected.result?.length) return `${got.result?.length} rows, not ${expected.result?.length}`;
   for (const [i, row] of got.result.entries()) {
     const want = expected.result[i];
+    const sketched = !spanning || spanning.has(JSON.stringify(want.timestamp));
     if (JSON.stringify(Object.keys(row)) !== JSON.stringify(Object.keys(want))) return `row ${i} has fields ${Object.keys(row)}, not ${Object.keys(want)}`;
     for (const [name, value] of Object.entries(want)) {
-      const sketched = !spanning || spanning.has(JSON.stringify(want.timestamp));
       const bound = /^p9[59]_/.test(name) ? (sketched ? sketchRelativeError : 0) : name.startsWith("avg_") ? 1e-12 : 0;
       const close = bound > 0 && typeof value === "number" ? Math.abs(row[name] - value) <= bound * Math.abs(value) + 1e-12 : JSON.stringify(row[name]) === JSON.stringify(value);
       if (!close) return `row ${i}: ${name} is ${JSON.stringify(row[name])}, not ${JSON.stringify(value)}`;

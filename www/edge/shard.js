@@ -16,12 +16,14 @@ import { PARTIAL_PATH } from "./stubs.js";
 const DELIVERY = "delivery";
 /** The `stream` of a stored record: a batch sent here directly, as the core prepared it. */
 const RECORD = "record";
-/** A shard's alarm: snapshot, cache warming and retention, as often as the cache warms. */
-const { warmEveryMs: MAINTAIN_EVERY_MS } = LogEndpoints.constants();
+/**
+ * A shard's alarm: snapshot, cache warming and retention, as often as the
+ * cache warms; traps one wake's replay may meet before it leaves the rest for
+ * a later wake. Both the core's.
+ */
+const { warmEveryMs: MAINTAIN_EVERY_MS, maxTrapsPerWake: MAX_TRAPS_PER_WAKE } = LogEndpoints.constants();
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
 const MAINTAIN_PATH = "/maintain";
-/** Traps one wake's replay may meet before it leaves the rest for a later wake (the core's). */
-const { maxTrapsPerWake: MAX_TRAPS_PER_WAKE } = LogEndpoints.constants();
 /** The path of an ingest partition's deliveries. */
 const DELIVER_PATH = "/deliver";
 

@@ -127,7 +127,8 @@ async function ingest({ files, stream, skipFirst = [] }) {
       break;
     }
     // The module frames the file, routes each entry to its stream and ingests in batches.
-    const resumed = skipFirst[placeOf.get(file)] ?? 0;
+    const place = placeOf.get(file);
+    const resumed = skipFirst[place] ?? 0;
     const feed = new LogFeed(svc, { stream: stream === "auto" ? undefined : stream, source: file.name, skipFirst: resumed });
     let fileBytes = 0;
     try {
@@ -181,7 +182,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
       summary.reasons.push(...done.rejected.slice(0, Math.max(0, REPORTED_REASONS - summary.reasons.length)).map((r) => r.reason));
       summary.files.push({
         name: file.name,
-        at: placeOf.get(file),
+        at: place,
         entries: done.entries,
         accepted: done.accepted,
         ...(cut && { error: cut }),
@@ -192,7 +193,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
       if (storeFull(done.storeFull, files.length - at - 1) || stopped) break;
     } catch (e) {
       // The module kept the entries before the flaw (the message says how many): counted as read.
-      summary.files.push({ name: file.name, at: placeOf.get(file), entries: feed.entries, accepted: feed.accepted, error: e.message });
+      summary.files.push({ name: file.name, at: place, entries: feed.entries, accepted: feed.accepted, error: e.message });
       summary.reasons.push(e.message);
       entries += feed.entries;
       summary.accepted += feed.accepted;
