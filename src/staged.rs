@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, Result};
-use crate::ingest::{StagedEdge, StagedInvocation, StagedOther, StagedRequest, Stream};
+use crate::ingest::{Repeated, StagedEdge, StagedInvocation, StagedOther, StagedRequest, Stream};
 
 const NONE: u32 = u32::MAX;
 
@@ -114,14 +114,13 @@ pub fn read_edges(bytes: &[u8], count: usize) -> Result<Vec<StagedEdge<'_>>> {
         let event_message = r.str()?;
         let project = r.str()?;
         let metadata = r.str()?;
-        let requests = (0..r.u32()?)
-            .map(|_| {
-                Ok(StagedRequest {
-                    url: r.str()?.map(Cow::Borrowed),
-                    areas: r.u8()?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut requests = Repeated::None;
+        for _ in 0..r.u32()? {
+            requests.push(StagedRequest {
+                url: r.str()?.map(Cow::Borrowed),
+                areas: r.u8()?,
+            });
+        }
         rows.push(StagedEdge {
             timestamp,
             id: Cow::Borrowed(id),
@@ -346,10 +345,10 @@ mod tests {
             event_message: None,
             project: Some(Cow::Borrowed("p")),
             metadata: Some("{\"x\":\"é\"}"),
-            requests: vec![StagedRequest {
+            requests: Repeated::One(StagedRequest {
                 url: Some(Cow::Borrowed("https://p/x")),
                 areas: 3,
-            }],
+            }),
         };
         let mut bytes = Vec::new();
         write_edge(&mut bytes, &edge);
@@ -360,7 +359,7 @@ mod tests {
             (
                 rows[1].timestamp,
                 rows[1].metadata,
-                rows[1].requests[0].areas
+                rows[1].requests.as_slice()[0].areas
             ),
             (7, Some("{\"x\":\"é\"}"), 3)
         );

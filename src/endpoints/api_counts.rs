@@ -733,7 +733,7 @@ fn count_by_scan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ingest::{StagedEdge, StagedRequest};
+    use crate::ingest::{Repeated, StagedEdge, StagedRequest};
     use std::borrow::Cow;
 
     /// A pattern costs what the projects it can match hold, whatever the refs
@@ -758,10 +758,10 @@ mod tests {
                 event_message: None,
                 project: Some(Cow::Borrowed(project)),
                 metadata: None,
-                requests: vec![StagedRequest {
+                requests: Repeated::One(StagedRequest {
                     url: Some(Cow::Borrowed(url)),
                     areas: area::REST,
-                }],
+                }),
             })
             .collect();
         let mut table = EdgeTable::default();

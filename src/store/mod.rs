@@ -1030,6 +1030,7 @@ pub fn upper_bound(timestamps: &Chunked<Micros>, at: Micros) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::Repeated;
 
     #[test]
     fn lower_bound_from_any_start_before_the_answer_finds_lower_bound() {
@@ -1083,10 +1084,10 @@ mod tests {
                     event_message: None,
                     project: Some("busy".into()),
                     metadata: None,
-                    requests: vec![StagedRequest {
+                    requests: Repeated::One(StagedRequest {
                         url: Some(url.as_str().into()),
                         areas: 0,
-                    }],
+                    }),
                 })
                 .collect()
         }
