@@ -450,6 +450,12 @@ pub(crate) fn is_csv_header(start: &[u8]) -> bool {
     })
 }
 
+/// `bytes` as text: checked with SIMD (in wasm too), and again by std only
+/// when they are not UTF-8, for its error's detail.
+pub(crate) fn utf8(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
+    simdutf8::basic::from_utf8(bytes).or_else(|_| std::str::from_utf8(bytes))
+}
+
 /// How a gzip stream begins (RFC 1952): a batch or file given still compressed.
 pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
@@ -457,7 +463,7 @@ pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// JSON array of entries, an object whose one field `batch` is that array
 /// (Logflare's form), a single entry object, or (`Framing::Detect`) NDJSON.
 pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed<'_>>> {
-    let text = std::str::from_utf8(bytes).map_err(|e| Error::UnreadableBatch {
+    let text = utf8(bytes).map_err(|e| Error::UnreadableBatch {
         reason: match bytes.starts_with(&GZIP_MAGIC) {
             true => "it is gzip-compressed: decompress it first (over HTTP, send it with `Content-Encoding: gzip`)".into(),
             false => format!("not valid UTF-8 ({e})"),
@@ -507,7 +513,7 @@ pub(crate) fn split_entries(bytes: &[u8], framing: Framing) -> Result<Vec<Framed
 fn ndjson_lines(text: &str) -> Vec<Framed<'_>> {
     text.lines()
         .enumerate()
-        .filter(|(_, line)| !is_blank(line.as_bytes()))
+        .filter(|(_, line)| !line.trim().is_empty())
         .map(|(line_no, line)| Framed {
             text: check_depth(line.trim()),
             line: Some(line_no + 1),
@@ -582,7 +588,7 @@ impl<'a> Envelope<'a> {
 /// reads its parameters from the body as from the query string. None when
 /// the body is no envelope.
 pub(crate) fn envelope_strings(body: &[u8]) -> Vec<(String, String)> {
-    let Some(text) = std::str::from_utf8(body)
+    let Some(text) = utf8(body)
         .ok()
         .map(|text| text.strip_prefix('\u{feff}').unwrap_or(text).trim_start())
         .filter(|text| text.starts_with('{'))
@@ -767,6 +773,45 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Repeated<T> {
     }
 }
 
+/// A string field or null, borrowed from the batch when it holds no escape:
+/// serde's own `Option<Cow<str>>` copies every one. Errors read as serde's.
+fn borrowed_string<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> std::result::Result<Option<Cow<'de, str>>, D::Error> {
+    struct StringVisitor;
+    impl<'de> Visitor<'de> for StringVisitor {
+        type Value = Option<Cow<'de, str>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_none<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> std::result::Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(
+            self,
+            deserializer: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            deserializer.deserialize_str(self)
+        }
+        fn visit_borrowed_str<E: de::Error>(
+            self,
+            text: &'de str,
+        ) -> std::result::Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(text)))
+        }
+        fn visit_str<E: de::Error>(self, text: &str) -> std::result::Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(text.to_owned())))
+        }
+        fn visit_string<E: de::Error>(self, text: String) -> std::result::Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(text)))
+        }
+    }
+    deserializer.deserialize_option(StringVisitor)
+}
+
 #[derive(Deserialize)]
 struct EdgeMetadata<'a> {
     #[serde(borrow, default)]
@@ -775,17 +820,17 @@ struct EdgeMetadata<'a> {
 
 #[derive(Deserialize)]
 struct EdgeRequest<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_string")]
     url: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_string")]
     path: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
 struct FunctionMetadata<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_string")]
     project_ref: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "borrowed_string")]
     function_id: Option<Cow<'a, str>>,
     #[serde(default)]
     execution_time_ms: Option<f64>,
@@ -1025,7 +1070,15 @@ pub(crate) fn read_other<'a>(
     })
 }
 
+/// The string a JSON string literal (`text`, which the entry's parse has
+/// checked) stands for: its own bytes between the quotes when it holds no
+/// escape, else decoded.
 fn json_string<'a>(text: &'a str, field: &'static str) -> Reading<Cow<'a, str>> {
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
+            return Ok(Cow::Borrowed(inner));
+        }
+    }
     serde_json::from_str(text).map_err(|e| RejectReason::InvalidString {
         field,
         detail: e.to_string(),

@@ -458,7 +458,7 @@ impl Arena {
     /// largest output for it.
     pub(crate) fn after(&self, texts: impl Iterator<Item = (usize, usize)>) -> (usize, usize) {
         // Per lane touched: its open block's length and capacity.
-        let mut lanes: std::collections::HashMap<usize, (usize, usize)> = Default::default();
+        let mut lanes: super::IntKeyMap<usize, (usize, usize)> = Default::default();
         let mut new_blocks = 0usize;
         let mut bytes = self.heap_bytes();
         let mut pushed = 0usize;

@@ -23,21 +23,22 @@ const MARKER_BYTES: usize = 3;
 
 /// Where a URL's origin (`scheme://host[:port]`) ends: 0 for a URL without one.
 pub fn origin_end(url: &str) -> usize {
-    let Some(scheme_end) = memchr::memmem::find(url.as_bytes(), b"://") else {
-        return 0;
-    };
-    let scheme = url.get(..scheme_end).unwrap_or("");
-    if scheme.is_empty()
-        || !scheme
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
-    {
-        return 0;
-    }
+    // The scheme's characters up to the first that is not one: a URL has an
+    // origin when that is where its first `://` is. (No searcher is built:
+    // this runs for every URL ingested.)
+    let bytes = url.as_bytes();
+    let scheme_end = bytes
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b"+.-".contains(&b)))
+        .unwrap_or(bytes.len());
     let host_start = scheme_end + 3;
-    url.get(host_start..)
-        .and_then(|rest| rest.find(['/', '?', '#']))
-        .map_or(url.len(), |at| host_start + at)
+    match bytes.get(scheme_end..host_start) {
+        Some(b"://") if scheme_end > 0 => bytes
+            .get(host_start..)
+            .and_then(|rest| memchr::memchr3(b'/', b'?', b'#', rest))
+            .map_or(url.len(), |at| host_start + at),
+        _ => 0,
+    }
 }
 
 #[derive(Default)]
@@ -275,6 +276,48 @@ mod tests {
         };
         let restored = UrlNames::from_parts(copy(origins), copy(keys)).unwrap();
         assert_eq!(restored.get(ids[0], &mut buf), urls[0]);
+    }
+
+    /// An origin is `scheme://host[:port]` where the first `://` ends a
+    /// scheme of letters, digits, `+`, `.` and `-`.
+    #[test]
+    fn an_origin_ends_where_the_host_after_the_first_scheme_separator_does() {
+        let reference = |url: &str| {
+            let Some(scheme_end) = url.find("://") else {
+                return 0;
+            };
+            let scheme = &url[..scheme_end];
+            if scheme.is_empty()
+                || !scheme
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b))
+            {
+                return 0;
+            }
+            url[scheme_end + 3..]
+                .find(['/', '?', '#'])
+                .map_or(url.len(), |at| scheme_end + 3 + at)
+        };
+        for url in [
+            "https://tenant-1.supabase.co/rest/v1/t?id=eq.1",
+            "https://h.co?x=1",
+            "https://h.co#f",
+            "https://h.co",
+            "https://",
+            "://h.co/a",
+            "/rest/v1/t",
+            "",
+            "h",
+            "weird scheme://host/x",
+            "a+b.c-d://h:8080/x",
+            "http:/h.co/x",
+            "http:/",
+            "x://y://z/w",
+            "é://h/x",
+            "https://hé.co/x",
+        ] {
+            assert_eq!(origin_end(url), reference(url), "{url:?}");
+        }
     }
 
     #[test]
