@@ -1375,12 +1375,7 @@ impl JsLogEndpoints {
             sketch_relative_error: crate::sketch::RELATIVE_ERROR,
             resend_window_ms: crate::shard::RESEND_WINDOW_HOURS * 3600 * 1000,
             part_bytes: crate::snapshot::PART_BYTES,
-            warm_every_ms: crate::endpoints::ALL
-                .iter()
-                .filter_map(|kind| kind.spec().cache_warming_seconds)
-                .min()
-                .unwrap_or(300)
-                * 1000,
+            warm_every_ms: crate::shard::schedule::warm_every_ms(),
             drain_bytes: http::DRAIN_BYTES,
             retry_ms: crate::shard::schedule::RETRY_MS,
             reported_reasons: crate::feed::REPORTED_REASONS,
@@ -1417,11 +1412,22 @@ impl JsLogEndpoints {
         to_js(&Retention::at(micros_of(now_ms)))
     }
 
-    /// `LogEndpoints.retentionEndsMs(newestUs)` → the epoch ms from which
-    /// stored entries as new as `newestUs` are all past retention.
-    #[wasm_bindgen(js_name = retentionEndsMs)]
-    pub fn retention_ends_ms(newest_us: f64) -> f64 {
-        (Retention::ends_after(newest_us as Micros) as f64 / 1000.0).ceil()
+    /// `LogEndpoints.nextMaintenanceInMs(keepsWarm, newestStoredUs, nowMs)`:
+    /// when a shard's maintenance comes next (ms from now), with cached
+    /// results kept warm or not and its newest stored entry (`null`:
+    /// nothing stored); `null` when it never comes.
+    #[wasm_bindgen(js_name = nextMaintenanceInMs)]
+    pub fn next_maintenance_in_ms(
+        keeps_warm: bool,
+        newest_stored_us: Option<f64>,
+        now_ms: f64,
+    ) -> Option<f64> {
+        crate::shard::schedule::next_maintenance_in_ms(
+            keeps_warm,
+            newest_stored_us.map(|us| us as Micros),
+            micros_of(now_ms),
+        )
+        .map(|ms| ms as f64)
     }
 
     /// Re-runs cached queries that are due (call it from a timer or a cron trigger every 300 s).

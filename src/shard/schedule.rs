@@ -1,7 +1,10 @@
 //! When an ingest partition distributes what it keeps: how long kept batches
 //! gather before a round, how many bytes one round covers, and how long a
-//! shard's outbox waits after failed tries. The edge worker's ingest
-//! partition asks; the numbers live here.
+//! shard's outbox waits after failed tries; and when a shard's maintenance
+//! comes next. The edge worker's objects ask; the numbers live here.
+
+use super::Retention;
+use crate::timestamp::Micros;
 
 /// How long kept batches gather before a round starts (ms): the longer, the
 /// more batches a shard takes in one delivery (one storage write), and the
@@ -55,9 +58,57 @@ pub fn outbox_wait_ms(failures: u32) -> u32 {
     u32::try_from(wait).unwrap_or(MAX_RETRY_MS)
 }
 
+/// How often a shard's maintenance comes while it keeps cached results
+/// warm: the shortest cache-warming interval of any endpoint (ms).
+pub fn warm_every_ms() -> u64 {
+    crate::endpoints::ALL
+        .iter()
+        .filter_map(|kind| kind.spec().cache_warming_seconds)
+        .min()
+        .unwrap_or(300)
+        * 1000
+}
+
+/// When a shard's maintenance comes next, in ms from `now`: every
+/// `warm_every_ms` while it keeps cached results warm; else once its newest
+/// stored entry (`newest_stored`) passes retention, and so its storage can
+/// go, but not sooner than `warm_every_ms`; never when nothing is stored.
+pub fn next_maintenance_in_ms(
+    keeps_warm: bool,
+    newest_stored: Option<Micros>,
+    now: Micros,
+) -> Option<u64> {
+    let every = warm_every_ms();
+    if keeps_warm {
+        return Some(every);
+    }
+    let wait_us = Retention::ends_after(newest_stored?).saturating_sub(now);
+    let wait_ms = u64::try_from(wait_us).unwrap_or(0).div_ceil(1000);
+    Some(wait_ms.max(every))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn maintenance_comes_while_results_are_warm_then_when_retention_ends() {
+        let every = warm_every_ms();
+        assert_eq!(every, 300_000);
+        let now: Micros = 1_764_000_000_000_000;
+        assert_eq!(next_maintenance_in_ms(true, None, now), Some(every));
+        assert_eq!(next_maintenance_in_ms(false, None, now), None);
+        // Kept 90 days from its newest entry, to the next whole ms.
+        let newest = now - 1_000 + 2;
+        let ninety_days_ms = 90 * 24 * 3600 * 1000;
+        assert_eq!(
+            next_maintenance_in_ms(false, Some(newest), now),
+            Some(ninety_days_ms)
+        );
+        // Already past: at the warming interval, not at once.
+        let old = now - (ninety_days_ms as Micros + 5) * 1000;
+        assert_eq!(next_maintenance_in_ms(false, Some(old), now), Some(every));
+    }
 
     #[test]
     fn a_round_starts_at_once_only_when_a_round_s_worth_waits() {

@@ -460,11 +460,8 @@ export class ShardObject {
     this.service.setNow(nowMs);
     const warmed = this.service.warmCache();
     this.service.setNow(this.settings.fixedNowMs);
-    // Nothing cached to keep warm: the next work is retention's, when the
-    // newest batch passes it (none when nothing is stored).
     const { newest } = this.sql.exec("SELECT max(newest_us) AS newest FROM batches").one();
-    const nextMaintenanceInMs =
-      warmed.kept > 0 ? MAINTAIN_EVERY_MS : newest === null ? null : Math.max(MAINTAIN_EVERY_MS, LogEndpoints.retentionEndsMs(newest) - nowMs);
+    const nextMaintenanceInMs = LogEndpoints.nextMaintenanceInMs(warmed.kept > 0, newest, nowMs) ?? null;
     return { ...warmed, droppedBatches: expired.length, snapshot, nextMaintenanceInMs, woke: this.woke, ...this.service.stats(), memoryBytes: this.service.memoryBytes() };
   }
 
