@@ -5,9 +5,9 @@
 // the queries. DuckDB over read_json's nested tables (the reference SQL's port)
 // runs too, as the correctness cross-check: every run's answer must agree by
 // value (plan.mjs's answerDigest) across wasm, flat DuckDB, chDB and the nested
-// port, and by row count with the native build. Writes bench/results.md (its
-// "Edge ingest" section, bench/edge-ingest.mjs's, is kept) and a chart
-// (bench/latency.svg, .png).
+// port, and by row count with the native build. Writes bench/results.md (the
+// sections other scripts measure, bench/results-sections.mjs, are kept) and a
+// chart (bench/latency.svg, .png).
 //
 // Data: "shard" (2,000 projects with Zipf-like shares; each endpoint asked for the
 // largest project, a median one and a tail one) at every size, "alike" (the
@@ -27,6 +27,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { generate } from "../scripts/generate-logs.mjs";
 import { DATASETS, END_MS, WARM_UP_MS, plan } from "./plan.mjs";
+import { keptSections } from "./results-sections.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const args = process.argv.slice(2);
@@ -265,9 +266,8 @@ for (const [what, value, ok] of targets) push(`| ${what} | ${value} | ${yes(ok)}
 push("", "## Load SQL of the peers", "", "DuckDB, flat tables:", "", "```sql", ...first.duck.load.map((q) => q.replace(/\s+/g, " ") + ";"), "```", "", "ClickHouse (chDB):", "", "```sql", ...first.chdb.load.map((q) => q.replace(/\s+/g, " ") + ";"), "```", "", "and, after the load is timed:", "", "```sql", ...(first.chdb.merge ?? []).map((q) => q + ";"), "```", "");
 push("![latency against N](latency.png)", "");
 
-// The "Edge ingest" section is bench/edge-ingest.mjs's: kept as it was.
-const edgeIngest = existsSync(out) ? readFileSync(out, "utf8").split(/(?=^## Edge ingest)/m)[1] : undefined;
-writeFileSync(out, lines.join("\n") + (edgeIngest ? `\n${edgeIngest.trimEnd()}\n` : ""));
+// The sections other scripts measure (bench/results-sections.mjs) are kept as they were.
+writeFileSync(out, [lines.join("\n").trimEnd(), ...keptSections(out)].join("\n\n") + "\n");
 writeFileSync(path.join(path.dirname(out), "results.json"), JSON.stringify({ runs, sizes, results }));
 writeChart(path.join(path.dirname(out), "latency.svg"));
 console.log(lines.join("\n"));

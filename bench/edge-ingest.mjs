@@ -14,12 +14,13 @@
 // ingest" section of bench/results.md. Targets (issue 22): at least 20 MiB/s,
 // ack p50 at most 300 ms, every batch queryable within 5 s of its ack.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { LogEndpoints } from "log-endpoints";
 import { generate, tenants } from "../scripts/generate-logs.mjs";
+import { EDGE_INGEST, writeSection } from "./results-sections.mjs";
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const { values } = parseArgs({
@@ -181,7 +182,7 @@ writeFileSync(path.join(ROOT, "bench/edge-ingest.json"), JSON.stringify(summary,
 // The "Edge ingest" section of bench/results.md.
 const fmt = (x, d = 0) => x.toFixed(d);
 const lines = [
-  "## Edge ingest (issue 22)",
+  EDGE_INGEST,
   "",
   `Command: \`${summary.command}\` — the main job started fresh (workerd via Miniflare), ${results[0].batches} mixed NDJSON batches of 2,000 Zipf-sized projects posted one after another over one keep-alive connection (Node's fetch), from a second process; a batch is queryable when logs.all finds its probe entry, in the shard its round delivers last.`,
   "",
@@ -190,10 +191,4 @@ const lines = [
   ...summary.results.map((r) => `| ${r.sharding === "off" ? "one object (`SHARDING=off`)" : "sharded"} | ${fmt(r.mib)} | ${fmt(r.mibPerSecond, 1)} | ${fmt(r.ackMs.p50)} / ${fmt(r.ackMs.p90)} / ${fmt(r.ackMs.max)} | ${fmt(r.queryableAfterAckMs.p50)} / ${fmt(r.queryableAfterAckMs.p90)} / ${fmt(r.queryableAfterAckMs.max)} | ${Object.entries(r.targets).map(([t, ok]) => `${ok ? "met" : "**missed**"}: ${t}`).join("; ")} |`),
   "",
 ];
-const resultsFile = path.join(ROOT, "bench/results.md");
-const current = readFileSync(resultsFile, "utf8");
-const start = current.indexOf("## Edge ingest (issue 22)");
-const end = start < 0 ? -1 : current.indexOf("\n## ", start + 1);
-const section = lines.join("\n");
-const next = start < 0 ? `${current.trimEnd()}\n\n${section}` : `${current.slice(0, start)}${section}${end < 0 ? "" : current.slice(end)}`;
-writeFileSync(resultsFile, next.endsWith("\n") ? next : next + "\n");
+writeSection(path.join(ROOT, "bench/results.md"), lines);

@@ -8,13 +8,19 @@
 //
 //   node bench/one-project.mjs [--edge 1000000] [--functions 500000] [--runs 3]
 //
-// Prints a JSON summary (stdout) and progress (stderr).
+// Prints a JSON summary (stdout, and bench/one-project.json) and progress
+// (stderr), and writes its section of bench/results.md. Exits 1 when an
+// answer disagrees.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { parseArgs } from "node:util";
 import { Miniflare } from "miniflare";
 import { LogEndpoints } from "log-endpoints";
 import { generate, ndjson, tenants } from "../scripts/generate-logs.mjs";
 import { distributed, testWorkerOptions } from "../tests/worker/options.mjs";
 import { answerDifference } from "../tests/worker/same-answer.mjs";
+import { ONE_PROJECT, writeSection } from "./results-sections.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -23,6 +29,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "3" },
   },
 });
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const NOW = Date.parse("2026-11-20T12:00:00Z");
 const KEY = "one-project-key";
 const INGEST = "one-project-ingest";
@@ -90,19 +97,31 @@ for (const [name, params] of calls) {
 const stats = whole.stats();
 await mf.dispose();
 whole.free();
-console.log(
-  JSON.stringify(
-    {
-      project,
-      edgeEntries: stats.edgeEntries,
-      functionRows: stats.functionRows,
-      ndjsonMiB: Number((bytes / 2 ** 20).toFixed(1)),
-      secondsUntilQueryable: Number(ingestSeconds.toFixed(1)),
-      objectsAsked: [...objects].sort(),
-      allAgree: answers.every((a) => a.agrees),
-      answers,
-    },
-    null,
-    2,
-  ),
-);
+const command = `node bench/one-project.mjs --edge ${values.edge} --functions ${values.functions} --runs ${values.runs}`;
+const summary = {
+  command,
+  at: execFileSync("git", ["describe", "--always", "--dirty"], { cwd: ROOT, encoding: "utf8" }).trim(),
+  project,
+  edgeEntries: stats.edgeEntries,
+  functionRows: stats.functionRows,
+  ndjsonMiB: Number((bytes / 2 ** 20).toFixed(1)),
+  secondsUntilQueryable: Number(ingestSeconds.toFixed(1)),
+  objectsAsked: [...objects].sort(),
+  allAgree: answers.every((a) => a.agrees),
+  answers,
+};
+console.log(JSON.stringify(summary, null, 2));
+writeFileSync(path.join(ROOT, "bench/one-project.json"), JSON.stringify(summary, null, 2) + "\n");
+
+// Its section of bench/results.md.
+const count = (n) => n.toLocaleString("en-US");
+writeSection(path.join(ROOT, "bench/results.md"), [
+  ONE_PROJECT,
+  "",
+  `Command: \`${command}\` on ${new Date().toISOString().slice(0, 10)} at ${summary.at} — ${count(Number(values.edge))} edge entries and ${count(Number(values.functions))} function entries of one project (\`${project}\`) in one UTC day, ${summary.ndjsonMiB} MiB of NDJSON posted through the main job (workerd via Miniflare, the default budget per object) in ${count(PER_BATCH)}-entry batches; all of it queryable ${summary.secondsUntilQueryable} s after the first post. Each endpoint is asked through the worker and its answer compared with one in-process store holding every entry (p95/p99 within the sketch's bound, README "Contract decisions"). **${summary.allAgree ? "Every answer agrees" : "Some answers disagree"}**; the project-day's objects asked: ${summary.objectsAsked.length} (${summary.objectsAsked.map((o) => `\`${o}\``).join(", ")}).`,
+  "",
+  `| endpoint | parameters | agrees | shards asked (\`X-Shards\`) | median ms of ${values.runs} |`,
+  "|---|---|:-:|---:|---:|",
+  ...answers.map((a) => `| ${a.endpoint} | ${Object.entries(a.params).map(([k, v]) => `${k}=${v}`).join(" ")} | ${a.agrees ? "yes" : `**no**: ${a.difference}`} | ${a.shards} | ${a.medianMs} |`),
+]);
+if (!summary.allAgree) process.exitCode = 1;
