@@ -16,13 +16,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::function_buckets::{fill_from_packed, fill_from_rows, FunctionBucket};
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
-use crate::store::{lower_bound, Store, NO_STATUS};
+use crate::store::{lower_bound, Selected, Store, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE};
 
 named_values! {
@@ -206,7 +207,25 @@ fn fill(query: &CombinedStatsQuery, store: &Store, now: Micros) -> Vec<(Micros, 
         ..lower_bound(&table.timestamp, last.saturating_add(step));
     let mut buckets: Vec<Bucket> = Vec::new();
     buckets.resize_with(((last - first) / step + 1) as usize, Bucket::default);
+    let function_only = Some(function);
+    if let Some(packed) = table.packed.of(project, table.len()) {
+        let rows = table.by_project.of(project);
+        fill_from_packed(
+            table,
+            (rows, packed),
+            window,
+            function_only,
+            (first, step),
+            &mut buckets,
+        );
+        return filled(buckets, first, step);
+    }
     let selected = table.rows_of(&[project], window);
+    if let Selected::Own(own) = &selected {
+        let own = own.first().copied().unwrap_or_default();
+        fill_from_rows(table, own, function_only, first, step, &mut buckets);
+        return filled(buckets, first, step);
+    }
     for row in selected.rows_of(&table.project, project) {
         let (Some(&f), Some(&status), Some(&time), Some(&timestamp)) = (
             table.function.get(row),
@@ -221,6 +240,11 @@ fn fill(query: &CombinedStatsQuery, store: &Store, now: Micros) -> Vec<(Micros, 
             bucket.add(status, time);
         }
     }
+    filled(buckets, first, step)
+}
+
+/// The buckets that hold invocations, by start.
+fn filled(buckets: Vec<Bucket>, first: Micros, step: Micros) -> Vec<(Micros, Bucket)> {
     buckets
         .into_iter()
         .enumerate()
@@ -250,7 +274,7 @@ struct Bucket {
     max: Option<f64>,
 }
 
-impl Bucket {
+impl FunctionBucket for Bucket {
     fn add(&mut self, status: i32, time: f64) {
         let row = &mut self.row;
         row.requests_count += 1;
@@ -268,7 +292,9 @@ impl Bucket {
             self.max = Some(self.max.map_or(time, |max| max.max(time)));
         }
     }
+}
 
+impl Bucket {
     fn finish(mut self, timestamp: Micros) -> CombinedStatsRow {
         self.row.timestamp = timestamp;
         if self.timed > 0 {
@@ -276,5 +302,82 @@ impl Bucket {
             self.row.max_execution_time = self.max;
         }
         self.row
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoints::function_buckets::packed_and_gathered;
+
+    /// A busy project's packed copy, a scan of the window and a small
+    /// project's own rows all count as the rows do, one by one.
+    #[test]
+    fn every_way_of_reading_a_project_s_rows_counts_as_the_rows_do() {
+        let now: Micros = 1_795_177_796_789_000;
+        let ((packed, gathered), staged) = packed_and_gathered(now);
+        let busy = packed.projects.lookup("busy").unwrap();
+        assert!(packed.packed.of(busy, packed.len()).is_some());
+        assert!(gathered.packed.of(busy, gathered.len()).is_none());
+        let packed = Store {
+            functions: packed,
+            ..Store::default()
+        };
+        let gathered = Store {
+            functions: gathered,
+            ..Store::default()
+        };
+        for (store, project, path) in [
+            (&packed, "busy", "packed"),
+            (&gathered, "busy", "scan"),
+            (&gathered, "a", "own rows"),
+        ] {
+            for interval in CombinedStatsInterval::NAMES
+                .iter()
+                .filter_map(|name| CombinedStatsInterval::from_name(name))
+            {
+                let query = CombinedStatsQuery {
+                    project: project.into(),
+                    function_id: "f1".into(),
+                    interval,
+                };
+                let (window, step) = interval.window_and_step();
+                let first = truncate(now - window, step);
+                let mut expected: BTreeMap<Micros, Bucket> = BTreeMap::new();
+                for row in &staged {
+                    let start = truncate(row.timestamp, step);
+                    let wanted = row.project_ref.as_deref() == Some(project)
+                        && row.function_id.as_deref() == Some("f1")
+                        && start >= first
+                        && start <= truncate(now, step);
+                    if wanted {
+                        let time = row.execution_time_ms.unwrap_or(f64::NAN);
+                        let status = row.status_code.map_or(NO_STATUS, |s| s as i32);
+                        expected.entry(start).or_default().add(status, time);
+                    }
+                }
+                let got = fill(&query, store, now);
+                assert_eq!(
+                    got.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+                    expected.keys().copied().collect::<Vec<_>>(),
+                    "{path} {interval:?}"
+                );
+                for ((_, a), b) in got.iter().zip(expected.values()) {
+                    let counts = |b: &Bucket| {
+                        let r = &b.row;
+                        let counts = [
+                            r.requests_count,
+                            r.success_count,
+                            r.redirect_count,
+                            r.client_err_count,
+                            r.server_err_count,
+                        ];
+                        (counts, b.timed, b.max.map(f64::to_bits))
+                    };
+                    assert_eq!(counts(a), counts(b), "{path} {interval:?}");
+                    assert!((a.sum - b.sum).abs() <= 1e-9 * b.sum.abs(), "{path}");
+                }
+            }
+        }
     }
 }

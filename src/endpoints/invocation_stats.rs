@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
+use super::function_buckets::{fill_from_packed, fill_from_rows, FunctionBucket};
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::{Error, Result};
@@ -16,8 +17,7 @@ use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
 use crate::sketch::Sketch;
 use crate::store::{
-    chunk_ranges, in_chunk, lower_bound, lower_bound_from, runs_by_chunk, FunctionTable, Packed,
-    Selected, Store, Sym, NO_STATUS,
+    chunk_ranges, lower_bound, lower_bound_from, FunctionTable, Selected, Store, Sym, NO_STATUS,
 };
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
@@ -170,7 +170,11 @@ impl Default for Bucket {
     }
 }
 
-impl Bucket {
+impl FunctionBucket for Bucket {
+    fn reserve(&mut self, rows: usize) {
+        self.times.reserve_exact(rows);
+    }
+
     fn add(&mut self, status: i32, time: f64) {
         self.count += 1;
         self.errors += i64::from(status != NO_STATUS && status >= 400);
@@ -201,99 +205,6 @@ fn from_order_key(key: u64) -> f64 {
     } else {
         !key
     })
-}
-
-/// Per bucket, in order, the range of `own` (row numbers of one project
-/// within the window, in time order) whose times fall in it: found by binary
-/// search, so no row needs a division.
-fn bucket_ranges<'a>(
-    table: &'a FunctionTable,
-    own: &'a [u32],
-    first: Micros,
-    step: Micros,
-) -> impl FnMut(usize) -> std::ops::Range<usize> + 'a {
-    let timestamp_of = |row: u32| {
-        table
-            .timestamp
-            .get(row as usize)
-            .copied()
-            .unwrap_or(Micros::MAX)
-    };
-    let mut at = 0;
-    move |slot| {
-        let bucket_end =
-            first.saturating_add((slot as Micros).saturating_add(1).saturating_mul(step));
-        let rest = own.get(at..).unwrap_or(&[]);
-        let to = at + rest.partition_point(|&row| timestamp_of(row) < bucket_end);
-        std::mem::replace(&mut at, to)..to
-    }
-}
-
-/// Adds rows `own` (row numbers of one project within the window, in time
-/// order) to their buckets, each bucket's times allocated for once.
-fn fill_from_rows(
-    table: &FunctionTable,
-    own: &[u32],
-    function: Option<Sym>,
-    first: Micros,
-    step: Micros,
-    buckets: &mut [Bucket],
-) {
-    let mut range_of = bucket_ranges(table, own, first, step);
-    for (slot, bucket) in buckets.iter_mut().enumerate() {
-        let rows = own.get(range_of(slot)).unwrap_or(&[]);
-        bucket.times.reserve_exact(rows.len());
-        // The rows are gathered, so each column read costs its cache lines:
-        // the function column only when a function is asked for.
-        for (chunk, run) in runs_by_chunk(rows) {
-            let statuses = table.status_code.chunk(chunk);
-            let times = table.execution_time_ms.chunk(chunk);
-            let add = |bucket: &mut Bucket, at: usize| {
-                if let (Some(&status), Some(&time)) = (statuses.get(at), times.get(at)) {
-                    bucket.add(status, time);
-                }
-            };
-            match function {
-                None => run.iter().for_each(|&row| add(bucket, in_chunk(row))),
-                Some(function) => {
-                    let functions = table.function.chunk(chunk);
-                    for &row in run {
-                        if functions.get(in_chunk(row)) == Some(&function) {
-                            add(bucket, in_chunk(row));
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Adds a packed project's rows in the table's rows `window` to their
-/// buckets: `rows` are all its row numbers, `packed` their columns in the
-/// same order, read one run after another.
-fn fill_from_packed(
-    table: &FunctionTable,
-    (rows, packed): (&[u32], &Packed),
-    window: std::ops::Range<usize>,
-    function: Option<Sym>,
-    (first, step): (Micros, Micros),
-    buckets: &mut [Bucket],
-) {
-    let start = rows.partition_point(|&r| (r as usize) < window.start);
-    let end = rows.partition_point(|&r| (r as usize) < window.end);
-    let own = rows.get(start..end).unwrap_or(&[]);
-    let mut range_of = bucket_ranges(table, own, first, step);
-    for (slot, bucket) in buckets.iter_mut().enumerate() {
-        let range = range_of(slot);
-        bucket.times.reserve_exact(range.len());
-        for (functions, times, statuses) in packed.runs(start + range.start..start + range.end) {
-            for ((&row_function, &time), &status) in functions.iter().zip(times).zip(statuses) {
-                if function.is_none_or(|f| f == row_function) {
-                    bucket.add(status, time);
-                }
-            }
-        }
-    }
 }
 
 /// Fills the buckets (the first starting at `first`, each `step` long) by
@@ -596,45 +507,7 @@ mod tests {
         use crate::ingest::StagedInvocation;
         use std::borrow::Cow;
         let now: Micros = 1_795_177_796_789_000;
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let (mut packed, mut gathered) = (FunctionTable::default(), FunctionTable::default());
-        for batch in 0..12 {
-            let rows: Vec<StagedInvocation> = (0..4_000)
-                .map(|_| {
-                    let r = next();
-                    // The first batches come in time order, each a day later
-                    // (the copies are extended); the others overlap in time
-                    // (they reorder the table, and the copies lose a suffix).
-                    let back = match batch {
-                        0..6 => (6 - batch) * DAY + (r % DAY as u64) as Micros,
-                        _ => (r % (8 * DAY as u64)) as Micros - (batch * HOUR),
-                    };
-                    StagedInvocation {
-                        timestamp: now - back.max(0),
-                        project_ref: Some(Cow::Borrowed(
-                            ["busy", "busy", "busy", "a", "b", "c", "d", "e"]
-                                [(r >> 40) as usize % 8],
-                        )),
-                        function_id: Some(Cow::Borrowed(
-                            ["f0", "f1", "f2"][(r >> 44) as usize % 3],
-                        )),
-                        execution_time_ms: ((r >> 50) % 7 != 0)
-                            .then(|| ((r >> 20) % 5_000) as f64 / 8.0),
-                        status_code: ((r >> 52) % 9 != 0)
-                            .then(|| [200, 201, 404, 500][(r >> 56) as usize % 4]),
-                    }
-                })
-                .collect();
-            packed.append(&rows);
-            packed.sync_packed(usize::MAX);
-            gathered.append(&rows);
-        }
+        let (mut packed, gathered) = super::super::function_buckets::packed_and_gathered(now).0;
         let busy = packed.projects.lookup("busy").unwrap();
         assert!(
             packed.packed.of(busy, packed.len()).is_some(),

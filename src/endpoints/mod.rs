@@ -6,6 +6,7 @@
 mod api_counts;
 mod api_requests_count;
 mod combined_stats;
+mod function_buckets;
 mod invocation_stats;
 mod logs_all;
 mod spec;
