@@ -97,10 +97,18 @@ for (const [name, params] of calls) {
 const stats = whole.stats();
 await mf.dispose();
 whole.free();
+/** The commit measured, or "an unknown commit" outside a git checkout. */
+function gitDescribe() {
+  try {
+    return execFileSync("git", ["describe", "--always", "--dirty"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return "an unknown commit";
+  }
+}
 const command = `node bench/one-project.mjs --edge ${values.edge} --functions ${values.functions} --runs ${values.runs}`;
 const summary = {
   command,
-  at: execFileSync("git", ["describe", "--always", "--dirty"], { cwd: ROOT, encoding: "utf8" }).trim(),
+  at: gitDescribe(),
   project,
   edgeEntries: stats.edgeEntries,
   functionRows: stats.functionRows,
@@ -122,6 +130,6 @@ writeSection(path.join(ROOT, "bench/results.md"), [
   "",
   `| endpoint | parameters | agrees | shards asked (\`X-Shards\`) | median ms of ${values.runs} |`,
   "|---|---|:-:|---:|---:|",
-  ...answers.map((a) => `| ${a.endpoint} | ${Object.entries(a.params).map(([k, v]) => `${k}=${v}`).join(" ")} | ${a.agrees ? "yes" : `**no**: ${a.difference}`} | ${a.shards} | ${a.medianMs} |`),
+  ...answers.map((a) => `| ${a.endpoint} | ${Object.entries(a.params).map(([k, v]) => `${k}=${v}`).join(" ")} | ${a.agrees ? "yes" : `**no**: ${String(a.difference).replace(/\|/g, "\\|").replace(/\s+/g, " ")}`} | ${a.shards} | ${a.medianMs} |`),
 ]);
 if (!summary.allAgree) process.exitCode = 1;

@@ -7,27 +7,31 @@ export const EDGE_INGEST = "## Edge ingest (issue 22)";
 export const ONE_PROJECT = "## One project's busy day (issue 23)";
 const OWN_SECTIONS = [EDGE_INGEST, ONE_PROJECT];
 
-/** The section of `text` under `heading`, up to the next heading of its level. */
+/** Where the section of `text` under `heading` starts and ends (up to the next heading of its level). */
 function sectionOf(text, heading) {
-  const start = text.indexOf(`${heading}\n`);
+  // At a line's start: the "\n" put before the text makes its first line one too.
+  const start = `\n${text}`.indexOf(`\n${heading}\n`);
   if (start < 0) return undefined;
-  const end = text.indexOf("\n## ", start + heading.length);
-  return text.slice(start, end < 0 ? text.length : end + 1).trimEnd();
+  const next = text.indexOf("\n## ", start + heading.length);
+  return { start, end: next < 0 ? text.length : next + 1 };
 }
 
 /** `file` with its section under `lines[0]` (a heading) replaced by `lines`, or added at its end. */
 export function writeSection(file, lines) {
-  const [heading] = lines;
   const current = existsSync(file) ? readFileSync(file, "utf8") : "";
-  const old = sectionOf(current, heading);
-  const section = lines.join("\n").trimEnd();
-  const next = old === undefined ? `${current.trimEnd()}\n\n${section}\n` : current.replace(old, () => section);
-  writeFileSync(file, next.endsWith("\n") ? next : `${next}\n`);
+  const section = `${lines.join("\n").trimEnd()}\n`;
+  const at = sectionOf(current, lines[0]);
+  const next = at
+    ? `${current.slice(0, at.start)}${section}${at.end < current.length ? `\n${current.slice(at.end)}` : ""}`
+    : `${current.trim() ? `${current.trimEnd()}\n\n` : ""}${section}`;
+  writeFileSync(file, next);
 }
 
 /** The other scripts' sections of `file`, in the order they are listed, for bench.mjs to keep. */
 export function keptSections(file) {
   if (!existsSync(file)) return [];
   const text = readFileSync(file, "utf8");
-  return OWN_SECTIONS.map((heading) => sectionOf(text, heading)).filter((s) => s !== undefined);
+  return OWN_SECTIONS.map((heading) => sectionOf(text, heading))
+    .filter((at) => at !== undefined)
+    .map(({ start, end }) => text.slice(start, end).trimEnd());
 }
