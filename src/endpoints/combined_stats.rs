@@ -16,14 +16,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::function_buckets::{fill_from_packed, fill_from_rows, FunctionBucket};
+use super::function_buckets::{fill_unless_scanned, FunctionBucket};
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::{Error, Result};
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
-use crate::store::{lower_bound, Selected, Store, NO_STATUS};
+use crate::store::{lower_bound, Store, NO_STATUS};
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE};
 
 named_values! {
@@ -207,26 +207,18 @@ fn fill(query: &CombinedStatsQuery, store: &Store, now: Micros) -> Vec<(Micros, 
         ..lower_bound(&table.timestamp, last.saturating_add(step));
     let mut buckets: Vec<Bucket> = Vec::new();
     buckets.resize_with(((last - first) / step + 1) as usize, Bucket::default);
-    let function_only = Some(function);
-    if let Some(packed) = table.packed.of(project, table.len()) {
-        let rows = table.by_project.of(project);
-        fill_from_packed(
-            table,
-            (rows, packed),
-            window,
-            function_only,
-            (first, step),
-            &mut buckets,
-        );
+    let to_scan = fill_unless_scanned(
+        table,
+        project,
+        Some(function),
+        window,
+        (first, step),
+        &mut buckets,
+    );
+    let Some(window) = to_scan else {
         return filled(buckets, first, step);
-    }
-    let selected = table.rows_of(&[project], window);
-    if let Selected::Own(own) = &selected {
-        let own = own.first().copied().unwrap_or_default();
-        fill_from_rows(table, own, function_only, first, step, &mut buckets);
-        return filled(buckets, first, step);
-    }
-    for row in selected.rows_of(&table.project, project) {
+    };
+    for row in window.filter(|&row| table.project.get(row) == Some(&project)) {
         let (Some(&f), Some(&status), Some(&time), Some(&timestamp)) = (
             table.function.get(row),
             table.status_code.get(row),

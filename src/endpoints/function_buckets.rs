@@ -5,7 +5,7 @@
 //! by binary search, so no row needs a division. Each endpoint says what a
 //! bucket keeps of a row (`FunctionBucket`).
 
-use crate::store::{in_chunk, runs_by_chunk, FunctionTable, Packed, Sym};
+use crate::store::{in_chunk, runs_by_chunk, FunctionTable, Packed, Selected, Sym};
 use crate::timestamp::Micros;
 
 /// What a bucket keeps of the rows added to it.
@@ -16,10 +16,45 @@ pub(crate) trait FunctionBucket {
     fn add(&mut self, status: i32, time: f64);
 }
 
+/// Fills `buckets` (the first starting at `first`, each `step` long) with
+/// `project`'s rows in the table's rows `window` (and of `function` only,
+/// when given) from its packed copy or its own rows; or leaves them and
+/// gives back the window when the project holds so much of it that a scan
+/// of the window, the endpoint's own, reads it faster.
+pub(crate) fn fill_unless_scanned<B: FunctionBucket>(
+    table: &FunctionTable,
+    project: Sym,
+    function: Option<Sym>,
+    window: std::ops::Range<usize>,
+    (first, step): (Micros, Micros),
+    buckets: &mut [B],
+) -> Option<std::ops::Range<usize>> {
+    if let Some(packed) = table.packed.of(project, table.len()) {
+        let rows = table.by_project.of(project);
+        fill_from_packed(
+            table,
+            (rows, packed),
+            window,
+            function,
+            (first, step),
+            buckets,
+        );
+        return None;
+    }
+    match table.rows_of(&[project], window) {
+        Selected::Own(own) => {
+            let own = own.first().copied().unwrap_or_default();
+            fill_from_rows(table, own, function, first, step, buckets);
+            None
+        }
+        Selected::Scan(window) => Some(window),
+    }
+}
+
 /// Per bucket, in order, the range of `own` (row numbers of one project
 /// within the window, in time order) whose times fall in it: found by binary
 /// search, so no row needs a division.
-pub(crate) fn bucket_ranges<'a>(
+fn bucket_ranges<'a>(
     table: &'a FunctionTable,
     own: &'a [u32],
     first: Micros,
@@ -44,7 +79,7 @@ pub(crate) fn bucket_ranges<'a>(
 
 /// Adds rows `own` (row numbers of one project within the window, in time
 /// order) to their buckets, each bucket's times allocated for once.
-pub(crate) fn fill_from_rows<B: FunctionBucket>(
+fn fill_from_rows<B: FunctionBucket>(
     table: &FunctionTable,
     own: &[u32],
     function: Option<Sym>,
@@ -84,7 +119,7 @@ pub(crate) fn fill_from_rows<B: FunctionBucket>(
 /// Adds a packed project's rows in the table's rows `window` to their
 /// buckets: `rows` are all its row numbers, `packed` their columns in the
 /// same order, read one run after another.
-pub(crate) fn fill_from_packed<B: FunctionBucket>(
+fn fill_from_packed<B: FunctionBucket>(
     table: &FunctionTable,
     (rows, packed): (&[u32], &Packed),
     window: std::ops::Range<usize>,

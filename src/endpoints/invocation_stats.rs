@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use super::function_buckets::{fill_from_packed, fill_from_rows, FunctionBucket};
+use super::function_buckets::{fill_unless_scanned, FunctionBucket};
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
 use crate::sketch::Sketch;
 use crate::store::{
-    chunk_ranges, lower_bound, lower_bound_from, FunctionTable, Selected, Store, Sym, NO_STATUS,
+    chunk_ranges, lower_bound, lower_bound_from, FunctionTable, Store, Sym, NO_STATUS,
 };
 use crate::timestamp::{truncate, Micros, DAY, HOUR, MINUTE, SECOND};
 
@@ -283,30 +283,22 @@ fn fill(
 
     let window = lower_bound(&table.timestamp, first)
         ..lower_bound(&table.timestamp, last.saturating_add(step));
-    if let Some(packed) = table.packed.of(project, table.len()) {
-        let rows = table.by_project.of(project);
-        fill_from_packed(
-            table,
-            (rows, packed),
-            window,
-            function,
-            (first, step),
-            &mut buckets,
-        );
-        return Some((first, step, buckets));
-    }
-    match table.rows_of(&[project], window) {
-        Selected::Own(own) => {
-            let own = own.first().copied().unwrap_or_default();
-            fill_from_rows(table, own, function, first, step, &mut buckets);
-        }
-        Selected::Scan(window) => fill_by_scan(
+    let to_scan = fill_unless_scanned(
+        table,
+        project,
+        function,
+        window,
+        (first, step),
+        &mut buckets,
+    );
+    if let Some(window) = to_scan {
+        fill_by_scan(
             table,
             project,
             function,
             (window.start, first, step),
             &mut buckets,
-        ),
+        );
     }
     Some((first, step, buckets))
 }
@@ -507,7 +499,7 @@ mod tests {
         use crate::ingest::StagedInvocation;
         use std::borrow::Cow;
         let now: Micros = 1_795_177_796_789_000;
-        let (mut packed, gathered) = super::super::function_buckets::packed_and_gathered(now).0;
+        let (mut packed, gathered) = crate::endpoints::function_buckets::packed_and_gathered(now).0;
         let busy = packed.projects.lookup("busy").unwrap();
         assert!(
             packed.packed.of(busy, packed.len()).is_some(),

@@ -1,7 +1,7 @@
-//! When an ingest partition distributes what it keeps: how long kept batches
-//! gather before a round, how many bytes one round covers, and how long a
-//! shard's outbox waits after failed tries; and when a shard's maintenance
-//! comes next. The edge worker's objects ask; the numbers live here.
+//! When the edge worker's objects act: how long an ingest partition's kept
+//! batches gather before a round, how many bytes one round covers, how long
+//! a shard's outbox waits after failed tries, and when a shard's maintenance
+//! comes next. The objects ask; the numbers live here.
 
 use super::Retention;
 use crate::timestamp::Micros;

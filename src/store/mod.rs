@@ -83,10 +83,10 @@ impl std::hash::Hasher for IntKeyHasher {
 /// power-of-two table, each slot an id and the low half of its string's hash
 /// (`EMPTY`: none), probed in turn from that half's low bits; a slot whose
 /// half matches compares the string. A table that grows places its ids again
-/// by the halves it holds, without reading or hashing their strings. At most 3/4 full, so a lookup reads a slot or
-/// two of one cache line. 11–21 bytes a value, where a `HashMap` of hashes
-/// took 20–40. XXH3 hashes a URL several times faster than SipHash, which was
-/// a twentieth of ingest.
+/// by the halves it holds, without reading or hashing their strings. At most
+/// 3/4 full, so a lookup reads a slot or two of one cache line. 11–21 bytes a
+/// value, where a `HashMap` of hashes took 20–40. XXH3 hashes a URL several
+/// times faster than SipHash, which was a twentieth of ingest.
 #[derive(Default)]
 struct Ids {
     slots: Vec<(Sym, u32)>,

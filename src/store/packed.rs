@@ -1,8 +1,8 @@
 //! The function rows of the busiest projects, packed together: what MergeTree
 //! gets from ordering a table by `(project, ts)`. The function table stays in
 //! time order (every window is a binary search on it), and a project holding
-//! a large share of it gets a copy of the columns invocation-stats reads
-//! (function, execution time, status) in its own rows' order, so that its
+//! a large share of it gets a copy of the columns the function endpoints
+//! (invocation-stats, combined-stats) read (function, execution time, status) in its own rows' order, so that its
 //! queries read those columns contiguously instead of gathering every cache
 //! line of the table.
 //!

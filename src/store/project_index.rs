@@ -1,7 +1,7 @@
 //! Per-project indexes of a table, derived from its columns and kept as rows
 //! arrive, so that a query for one project costs what that project holds:
 //! - `ProjectRows`: each project's row numbers in time order (logs.all walks
-//!   back from its window's end; invocation-stats reads only its rows);
+//!   back from its window's end; the function endpoints read only its rows);
 //! - `UrlTrigrams`: per project, its request URLs' origins (exactly; a URL
 //!   without one has the empty origin) and a one-hash Bloom filter of the
 //!   byte trigrams of the rest, with a second, wide one for a project with
@@ -56,27 +56,6 @@ pub enum Selected<'a> {
     /// The whole window (a range of rows), scanned and filtered by project:
     /// the projects hold much of it, and a scan reads columns faster per row.
     Scan(Range<usize>),
-}
-
-impl Selected<'_> {
-    /// Every selected row of `project`, in time order (`project_column`: the
-    /// table's project of each row).
-    pub fn rows_of<'b>(
-        &'b self,
-        project_column: &'b Chunked<Sym>,
-        project: Sym,
-    ) -> Box<dyn Iterator<Item = usize> + 'b> {
-        match self {
-            Selected::Own(own) => {
-                Box::new(own.iter().flat_map(|rows| rows.iter().map(|&r| r as usize)))
-            }
-            Selected::Scan(range) => Box::new(
-                range
-                    .clone()
-                    .filter(move |&row| project_column.get(row) == Some(&project)),
-            ),
-        }
-    }
 }
 
 /// Each project's row numbers, ascending (so in time order, as the table is).

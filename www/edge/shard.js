@@ -21,7 +21,7 @@ const RECORD = "record";
  * cache warms; traps one wake's replay may meet before it leaves the rest for
  * a later wake. Both the core's.
  */
-const { warmEveryMs: MAINTAIN_EVERY_MS, maxTrapsPerWake: MAX_TRAPS_PER_WAKE } = LogEndpoints.constants();
+const { warmEveryMs: WARM_EVERY_MS, maxTrapsPerWake: MAX_TRAPS_PER_WAKE } = LogEndpoints.constants();
 /** The path of maintenance (the alarm's work, asked by the cron when SHARDING=off). */
 const MAINTAIN_PATH = "/maintain";
 /** The path of an ingest partition's deliveries. */
@@ -392,10 +392,10 @@ export class ShardObject {
   }
 
   /**
-   * Maintenance comes MAINTAIN_EVERY_MS after the first batch since the last
+   * Maintenance comes WARM_EVERY_MS after the first batch since the last
    * (or `inMs` from now), unless an alarm is already due sooner.
    */
-  async armAlarm(inMs = MAINTAIN_EVERY_MS) {
+  async armAlarm(inMs = WARM_EVERY_MS) {
     const at = Date.now() + inMs;
     if (this.alarmAt && this.alarmAt <= at) return;
     // Recorded once set: a setAlarm that throws leaves the next call to try again.
