@@ -351,7 +351,7 @@ async function main(argv) {
   for (const [at, file] of files.entries()) {
     if (await ingestFile(svc, file, options.stream, totals)) continue;
     const unread = files.length - at - 1;
-    process.stderr.write(`warning: ${totals.full}${unread ? `; ${plural(unread, "later file was", "later files were")} not read` : ""}; the answer covers what was kept (--max-store raises the store's size)\n`);
+    process.stderr.write(`warning: ${totals.full}${unread ? `; ${LogFeed.laterFilesNotRead(unread)}` : ""}; the answer covers what was kept (--max-store raises the store's size)\n`);
     break;
   }
   if (totals.rejected > 0) {

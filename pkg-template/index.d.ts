@@ -82,6 +82,8 @@ export declare class LogFeed {
   readonly storeFull: string | null;
   /** The rest of the input need not be given (`push` takes no more): the store filled, or its gzip data broke. `finish` says which. */
   readonly readsNoMore: boolean;
+  /** What a reading of several files says of the `later` files it did not come to ("2 later files were not read"; "" for none). */
+  static laterFilesNotRead(later: number): string;
   free(): void;
 }
 

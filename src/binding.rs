@@ -1755,6 +1755,14 @@ impl JsLogFeed {
         })
     }
 
+    /// `LogFeed.laterFilesNotRead(later)`: what a reading of several files
+    /// says of the later files it did not come to ("2 later files were not
+    /// read"; `""` for none), in the CLI's and the page's words alike.
+    #[wasm_bindgen(js_name = laterFilesNotRead)]
+    pub fn later_files_not_read(later: u32) -> String {
+        LogFeed::later_files_not_read(later as usize)
+    }
+
     /// Adds the next piece of the input: a `Uint8Array` (split at any byte)
     /// or a string (split between characters). Taken as a `JsValue`:
     /// wasm-bindgen's own conversion read a string as other bytes, and its

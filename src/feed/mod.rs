@@ -238,6 +238,18 @@ impl LogFeed {
     }
 
     /// Why reading stopped (the store filled), once it has, from the counts so far.
+    /// What a reading of several files says of the `later` files it did not
+    /// come to ("2 later files were not read"); empty for none.
+    pub fn later_files_not_read(later: usize) -> String {
+        match later {
+            0 => String::new(),
+            _ => format!(
+                "{} not read",
+                crate::words::counted(later, "later file was", "later files were")
+            ),
+        }
+    }
+
     pub fn store_full(&self) -> Option<String> {
         let Filled {
             used,
@@ -704,6 +716,19 @@ fn ends_early(source: &str, why: &str, entries: usize) -> String {
 mod tests {
     use super::gunzip::tests::gzip;
     use super::*;
+
+    #[test]
+    fn later_files_not_read_are_counted_in_words() {
+        assert_eq!(LogFeed::later_files_not_read(0), "");
+        assert_eq!(
+            LogFeed::later_files_not_read(1),
+            "1 later file was not read"
+        );
+        assert_eq!(
+            LogFeed::later_files_not_read(1200),
+            "1,200 later files were not read"
+        );
+    }
     use crate::{ApiKey, Config, Params};
 
     fn service() -> LogEndpoints {

@@ -109,11 +109,9 @@ async function ingest({ files, stream, skipFirst = [] }) {
   }
   files = logs;
   const svc = service;
-  /** "N later files were not read". */
-  const notRead = (later) => `${later} later file${later === 1 ? " was" : "s were"} not read`;
   /** A full store ends the reading: what was read is answered, and the summary says how far it got. Whether it is full. */
   const storeFull = (why, later) => {
-    if (why) summary.reasons.unshift(`${why}${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`);
+    if (why) summary.reasons.unshift(`${why}${later ? `; ${LogFeed.laterFilesNotRead(later)}` : ""}. Answers cover what was kept.`);
     return Boolean(why);
   };
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
@@ -123,7 +121,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
   let lastReport = 0;
   for (const [at, file] of files.entries()) {
     if (stopRequested) {
-      summary.reasons.unshift(`Reading stopped at your request: ${notRead(files.length - at)}. Answers cover what was kept.`);
+      summary.reasons.unshift(`Reading stopped at your request: ${LogFeed.laterFilesNotRead(files.length - at)}. Answers cover what was kept.`);
       break;
     }
     // The module frames the file, routes each entry to its stream and ingests in batches.
@@ -170,7 +168,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
       const readUpTo = Math.max(done.entries, resumed);
       if (stopped) {
         const later = files.length - at - 1;
-        cut = `Reading stopped at your request in ${file.name}: the ${readUpTo.toLocaleString("en-US")} whole entries before were read (give it again to go on from there)${later ? `; ${notRead(later)}` : ""}. Answers cover what was kept.`;
+        cut = `Reading stopped at your request in ${file.name}: the ${readUpTo.toLocaleString("en-US")} whole entries before were read (give it again to go on from there)${later ? `; ${LogFeed.laterFilesNotRead(later)}` : ""}. Answers cover what was kept.`;
       } else if (failed) {
         cut = `${cut} (the browser could not read on: ${failed.message})`;
       }
