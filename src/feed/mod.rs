@@ -237,7 +237,6 @@ impl LogFeed {
         self.report.report.rejected_total
     }
 
-    /// Why reading stopped (the store filled), once it has, from the counts so far.
     /// What a reading of several files says of the `later` files it did not
     /// come to ("2 later files were not read"); empty for none.
     pub fn later_files_not_read(later: usize) -> String {
@@ -250,6 +249,7 @@ impl LogFeed {
         }
     }
 
+    /// Why reading stopped (the store filled), once it has, from the counts so far.
     pub fn store_full(&self) -> Option<String> {
         let Filled {
             used,
