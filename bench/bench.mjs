@@ -27,7 +27,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { generate } from "../scripts/generate-logs.mjs";
 import { DATASETS, END_MS, WARM_UP_MS, plan } from "./plan.mjs";
-import { keptSections } from "./results-sections.mjs";
+import { keptSections, measuredCommit } from "./results-sections.mjs";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const args = process.argv.slice(2);
@@ -150,7 +150,7 @@ const med = (r, engine, name) => median(r[engine].queries[name].ms);
 /** The better of the two peers at their best, for one query. */
 const bestPeer = (r, name) => Math.min(med(r, "duck", name), med(r, "chdb", name));
 push(`# Benchmark results`, "",
-  `\`node bench/bench.mjs${args.length ? " " + args.join(" ") : ""}\` on ${new Date().toISOString().slice(0, 10)} at ${execFileSync("git", ["describe", "--always", "--dirty"], { cwd: root, encoding: "utf8" }).trim()}: ${cpu}, ${readFileSync("/proc/cpuinfo", "utf8").match(/^processor/gm).length} cores; Node ${process.version}; ${first.duck.version} with ${first.duck.threads} threads; ${first.chdb.version} with ${first.chdb.threads} threads. Ours runs on one thread.`, "",
+  `\`node bench/bench.mjs${args.length ? " " + args.join(" ") : ""}\` on ${new Date().toISOString().slice(0, 10)} at ${measuredCommit()}: ${cpu}, ${readFileSync("/proc/cpuinfo", "utf8").match(/^processor/gm).length} cores; Node ${process.version}; ${first.duck.version} with ${first.duck.threads} threads; ${first.chdb.version} with ${first.chdb.threads} threads. Ours runs on one thread.`, "",
   `Uncached latency is the median (p95) of ${runs} runs with varied parameters and our result cache cleared before each (the peers keep no result cache; any cache of theirs is left on, which can only help them), after a warm-up: the query's last parameters, untimed, again until ${WARM_UP_MS} ms have been spent on them, alike for every engine. The figures are those of an object that is already serving: its first calls after a start run in V8's baseline tier, 1.7–2.7× slower on the short queries, and are not in these tables; every run's answer agreed across the four engines' runs, by value (the columns each endpoint returns but logs.all's metadata; fractions to 9 significant digits), and with the native build's row count. A peer stops a query after 5 runs once it has spent its time budget on it ([n runs]). ` +
   `**best peer ÷ wasm** is the better of flat DuckDB and chDB divided by ours (above 1 = we are faster). **rows** is the median row count of a query's runs: 0 means most of its runs found nothing in the window, which ours answers from its index while a peer still pays its per-query floor, so those leads say little.`, "",
   "Data: **shard** is a shard of a hosted platform, 2,000 projects with Zipf-like shares (the k-th busiest gets a share ∝ 1/k^1.1: the largest about 17% of the traffic, the median project about 0.01%, the tail about 0.004%), each with its own host and functions (`scripts/generate-logs.mjs --projects 2000`); every endpoint is asked for the **largest** project, for projects around the **median** and for the **tail** (the 20 smallest). **alike** is the same with refs \`tenant-1\` … \`tenant-2000\`, which share most of their characters. **five** is the earlier benchmark's data: five projects, the busiest about half of the traffic.", "");

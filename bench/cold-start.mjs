@@ -7,7 +7,6 @@
 // the targets on entries per object and cold start.
 //
 //   node bench/cold-start.mjs [--runs 3]
-import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -16,6 +15,7 @@ import { LogEndpoints } from "log-endpoints";
 import { Miniflare } from "miniflare";
 import { generate, ndjson, tenants } from "../scripts/generate-logs.mjs";
 import { testWorkerOptions } from "../tests/worker/options.mjs";
+import { measuredCommit } from "./results-sections.mjs";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "3" } } });
 const RUNS = Number(values.runs);
@@ -132,6 +132,6 @@ const result = {
   wokeFromSnapshot: [...fromSnapshot, ...statsFromSnapshot].every((r) => r.woke.fromSnapshot) && replaying.every((r) => !r.woke.fromSnapshot),
 };
 console.log(JSON.stringify(result, null, 2));
-const commit = execFileSync("git", ["describe", "--always", "--dirty"], { encoding: "utf8" }).trim();
+const commit = measuredCommit();
 const measured = { date: new Date().toISOString().slice(0, 10), commit, command: `node bench/cold-start.mjs --runs ${RUNS}`, ...result };
 writeFileSync(new URL("cold-start.json", import.meta.url), JSON.stringify(measured, null, 2) + "\n");

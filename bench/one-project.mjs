@@ -11,7 +11,6 @@
 // Prints a JSON summary (stdout, and bench/one-project.json) and progress
 // (stderr), and writes its section of bench/results.md. Exits 1 when an
 // answer disagrees.
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -20,7 +19,7 @@ import { LogEndpoints } from "log-endpoints";
 import { generate, ndjson, tenants } from "../scripts/generate-logs.mjs";
 import { distributed, testWorkerOptions } from "../tests/worker/options.mjs";
 import { answerDifference } from "../tests/worker/same-answer.mjs";
-import { ONE_PROJECT, writeSection } from "./results-sections.mjs";
+import { ONE_PROJECT, measuredCommit, writeSection } from "./results-sections.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -97,18 +96,10 @@ for (const [name, params] of calls) {
 const stats = whole.stats();
 await mf.dispose();
 whole.free();
-/** The commit measured, or "an unknown commit" outside a git checkout. */
-function gitDescribe() {
-  try {
-    return execFileSync("git", ["describe", "--always", "--dirty"], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-  } catch {
-    return "an unknown commit";
-  }
-}
 const command = `node bench/one-project.mjs --edge ${values.edge} --functions ${values.functions} --runs ${values.runs}`;
 const summary = {
   command,
-  at: gitDescribe(),
+  at: measuredCommit(),
   project,
   edgeEntries: stats.edgeEntries,
   functionRows: stats.functionRows,

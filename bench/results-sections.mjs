@@ -1,7 +1,20 @@
 // The sections of bench/results.md that a script other than bench.mjs
 // measures: each script replaces its own section (found by its heading), and
-// bench.mjs keeps them all when it rewrites the rest of the file.
+// bench.mjs keeps them all when it rewrites the rest of the file. And the
+// commit every script says it measured.
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/** The commit measured (`git describe --always --dirty`), or "an unknown commit" outside a git checkout. */
+export function measuredCommit() {
+  try {
+    const root = path.dirname(new URL(import.meta.url).pathname);
+    return execFileSync("git", ["describe", "--always", "--dirty"], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch {
+    return "an unknown commit";
+  }
+}
 
 export const EDGE_INGEST = "## Edge ingest (issue 22)";
 export const ONE_PROJECT = "## One project's busy day (issue 23)";
