@@ -317,9 +317,11 @@ async function main(argv) {
   }
   const limits = {};
   if (options["max-store"] !== undefined) {
-    const mib = Number(options["max-store"]);
-    if (!(Number.isInteger(mib) && mib > 0)) throw new UsageError(`--max-store takes a whole number of MiB, not "${options["max-store"]}"`);
-    limits.maxStoreBytes = mib * 1048576;
+    try {
+      limits.maxStoreBytes = LogEndpoints.storeBytesOfMiB(options["max-store"], "--max-store");
+    } catch (e) {
+      throw new UsageError(e.message);
+    }
   }
   const svcOptions = { apiKeys: [KEY], limits };
   // The endpoint and its parameters are checked before any log is read: a

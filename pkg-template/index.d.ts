@@ -55,6 +55,8 @@ export declare class LogEndpoints {
   /** Newest entry time held, in epoch ms (reports and `catalog()` give µs), or undefined when empty. */
   newestTimestamp(): number | undefined;
   static constants(): Constants;
+  /** The `limits.maxStoreBytes` a setting in MiB asks for (a whole number from 1 to 4095, as text); throws 400 `invalid_config` naming `setting` otherwise. */
+  static storeBytesOfMiB(text: string, setting: string): number;
   /** The store as versioned, checksummed bytes; `fromSnapshot` reopens it (keys and cache are not in it). */
   snapshot(): Uint8Array;
   /** A service holding a snapshot's store; throws 400 `invalid_snapshot` for anything else. */

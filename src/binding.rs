@@ -15,7 +15,7 @@ use crate::cache::QueryAnswer;
 use crate::error::{Error, ErrorReport};
 use crate::feed::{LogFeed, DEFAULT_BATCH_BYTES};
 use crate::http::{self, HttpAnswer, HttpRequest};
-use crate::limits::Limits;
+use crate::limits::{store_bytes_of_mib, Limits};
 use crate::params::Params;
 use crate::routes::Route;
 use crate::service::{Config, LogEndpoints};
@@ -1364,6 +1364,14 @@ impl JsLogEndpoints {
     /// `endpoints()` → each endpoint's name, id, settings and described parameters.
     pub fn endpoints(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.borrow().endpoints())
+    }
+
+    /// `LogEndpoints.storeBytesOfMiB(text, setting)`: the `limits.maxStoreBytes`
+    /// a person's setting in MiB asks for (the CLI's `--max-store`, the page's
+    /// `?max-store`); throws `invalid_config` naming `setting` otherwise.
+    #[wasm_bindgen(js_name = storeBytesOfMiB)]
+    pub fn store_bytes_of_mib(text: &str, setting: &str) -> Result<f64, JsValue> {
+        Ok(store_bytes_of_mib(text, setting)? as f64)
     }
 
     /// Constants of the service that hosts need (`Constants` in the TypeScript above).

@@ -67,7 +67,7 @@ pub use http::{
 pub use ingest::{
     BatchForm, EntryForm, Framing, IngestReport, RejectReason, Rejection, Source, Stream,
 };
-pub use limits::{Limits, REGEX_SIZE_LIMIT};
+pub use limits::{store_bytes_of_mib, Limits, LARGEST_STORE_MIB, REGEX_SIZE_LIMIT};
 pub use params::{Params, MAX_PARAMS, MAX_VALUE_BYTES};
 pub use routes::Route;
 pub use service::{

@@ -315,7 +315,7 @@ test("CLI: each endpoint in each format over log files; a bad file is a one-line
   assert.doesNotMatch(roomy.stderr, /store is full/);
   const badLimit = cli("query", "logs.all", "--logs", "edge.ndjson", "--max-store", "lots", "--param", "project=p");
   assert.equal(badLimit.status, 2, "usage");
-  assert.match(badLimit.stderr, /^error: --max-store takes a whole number of MiB, not "lots"/);
+  assert.match(badLimit.stderr, /^error: invalid configuration: --max-store takes a whole number of MiB from 1 to 4095, not "lots"/);
   const bare = cli();
   assert.equal(bare.status, 2);
   assert.equal(bare.stdout, "", "usage goes to stderr when it is an error");

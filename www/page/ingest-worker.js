@@ -16,13 +16,10 @@ async function ready() {
   if (!service) {
     await init();
     if (maxStoreSetting !== null) {
-      const mib = Number(maxStoreSetting);
-      const options = { ...OPTIONS, limits: { maxStoreBytes: Number.isInteger(mib) && mib > 0 ? mib * 1048576 : NaN } };
       try {
-        new LogEndpoints(options).free();
-        OPTIONS = options;
+        OPTIONS = { ...OPTIONS, limits: { maxStoreBytes: LogEndpoints.storeBytesOfMiB(maxStoreSetting, "?max-store") } };
       } catch (e) {
-        settingProblem = `?max-store=${maxStoreSetting} is not used (a whole number of MiB the store can hold: ${e.message}); the default applies`;
+        settingProblem = `?max-store=${maxStoreSetting} is not used (${e.message}); the default applies`;
       }
     }
     service = new LogEndpoints(OPTIONS);
