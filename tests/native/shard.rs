@@ -621,8 +621,9 @@ fn busy_queries() -> Vec<(&'static str, Vec<(String, String)>)> {
     calls
 }
 
-/// The buckets (their `timestamp`s) whose rows more than one shard holds: the
-/// only ones whose p95 and p99 may come from the sketch.
+/// The buckets (their `timestamp`s) whose execution times more than one
+/// shard holds (a shard's own p95 is not null): the only ones whose p95 and
+/// p99 may come from the sketch.
 fn spanning_buckets(
     deployment: &mut Deployment,
     endpoint: &str,
@@ -634,7 +635,9 @@ fn spanning_buckets(
             serde_json::from_str(&answer(shard, endpoint, params, random_logs::NOW))
                 .unwrap_or_default();
         for row in body["result"].as_array().into_iter().flatten() {
-            *shards_of.entry(row["timestamp"].to_string()).or_default() += 1;
+            if !row["p95_execution_time"].is_null() {
+                *shards_of.entry(row["timestamp"].to_string()).or_default() += 1;
+            }
         }
     }
     shards_of
@@ -642,6 +645,25 @@ fn spanning_buckets(
         .filter(|(_, shards)| *shards > 1)
         .map(|(bucket, _)| bucket)
         .collect()
+}
+
+/// How many shards hold each busy project-day's rows (its group's shard and
+/// its splits), as `(day, project)`.
+fn shards_per_project_day(deployment: &Deployment) -> BTreeMap<(String, String), usize> {
+    let mut count = BTreeMap::new();
+    for (name, shard) in &deployment.shards {
+        let catalog = shard.catalog();
+        let mut projects: Vec<String> = catalog.edge_projects;
+        projects.extend(catalog.function_projects);
+        projects.sort();
+        projects.dedup();
+        for project in projects {
+            *count
+                .entry((log_endpoints::day_of_shard(name).to_owned(), project))
+                .or_default() += 1;
+        }
+    }
+    count
 }
 
 /// Whether a split deployment's answer is one store's: every field equal,
@@ -699,11 +721,15 @@ fn same_answer(got: &str, expected: &str, spanning: &HashSet<String>) -> Result<
 /// Project-days split across shards by size (each shard within a small
 /// budget) answer every endpoint as one store of every entry does: p95/p99
 /// exactly where one shard holds a bucket's times, and within the sketch's
-/// bound where several do (which some of the cases must reach).
+/// bound where several do (which some of the cases must reach). The cases
+/// spread a project-day over each of 2, 3, 4 and 5 shards (the busiest
+/// over more).
 #[test]
 fn split_project_days_answer_as_one_store() {
     use proptest::test_runner::{Config, TestRunner};
     let spanned = std::cell::Cell::new(0);
+    // Bit k: some project-day's rows were in k shards.
+    let spread = std::cell::Cell::new(0u32);
     // Its source file, as the proptest! macro gives it: a failure's seed is
     // kept in tests/proptest-regressions/shard.txt and tried first next time.
     let mut runner = TestRunner::new(Config {
@@ -758,6 +784,9 @@ fn split_project_days_answer_as_one_store() {
             "the project-days were not split: {:?}",
             deployment.shards.keys()
         );
+        for shards in shards_per_project_day(&deployment).into_values() {
+            spread.set(spread.get() | 1u32 << shards.min(31));
+        }
         let stored: usize = deployment
             .shards
             .values()
@@ -791,6 +820,12 @@ fn split_project_days_answer_as_one_store() {
     assert!(
         spanned.get() > 0,
         "no invocation-stats bucket spanned shards in any case: the sketch's merge was not tested"
+    );
+    let missing: Vec<u32> = (2..=5).filter(|k| spread.get() & 1 << k == 0).collect();
+    assert!(
+        missing.is_empty(),
+        "no project-day was spread over {missing:?} shards (seen: {:b})",
+        spread.get()
     );
 }
 
