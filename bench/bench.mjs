@@ -221,7 +221,7 @@ for (const name of Object.keys(ref.wasm.queries)) {
     targets.push([`${name}: wasm ÷ native ≤ 1.5`, wn.toFixed(2), wn <= 1.5]);
   }
 }
-for (const n of [REFERENCE_N, LARGEST_N]) {
+for (const n of new Set([REFERENCE_N, LARGEST_N])) {
   const alike = at("alike", n);
   for (const name of alike ? Object.keys(alike.wasm.queries) : []) {
     const lead = bestPeer(alike, name) / med(alike, "wasm", name);
