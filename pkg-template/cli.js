@@ -28,8 +28,9 @@ const USAGE = `usage:
   magnitude (s, ms, µs or ns), ISO times without a zone as UTC.
 
   --max-store bounds the memory the logs take once read, in whole MiB from 1
-  to 4095 (default 1024 MiB, about 7 million edge entries). When it is reached, reading stops there and
-  the answer covers what was read (a warning says how far).`;
+  to 4095 (default 1024 MiB, about 7 million edge entries). When it is
+  reached, reading stops there and the answer covers what was read (a warning
+  says how far).`;
 
 const KEY = "cli";
 const { reportedReasons: REPORTED_REASONS } = LogEndpoints.constants();

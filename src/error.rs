@@ -109,7 +109,7 @@ errors! {
         "bytes handed to `fromSnapshot` that are not a whole snapshot this build reads";
     /// Invalid service configuration (constructor options).
     InvalidConfig { reason: String } => 400, "invalid_config",
-        "constructor options that cannot be used (an empty key, an unknown endpoint in a restriction, a misspelt option, limit or key field; the worker answers 503 for such settings)";
+        "constructor options that cannot be used (an empty key, an unknown endpoint in a restriction, a misspelt option, limit or key field; the worker answers 503 for such settings), or a store budget in MiB that is not a whole number from 1 to 4095 (`storeBytesOfMiB`)";
     /// The batch exceeds a configured size limit.
     BatchTooLarge { reason: String } => 413, "payload_too_large",
         "a body or batch over its size or entry limit, or bigger than the store's whole budget";

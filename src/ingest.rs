@@ -1309,11 +1309,15 @@ mod tests {
             r#"{"id":"a","timestamp":"2023-11-14T22:13:20Z","metadata":{"project_ref":"p\u0031","response":{"status_code":null}}}"#,
             r#"{"id":"a","timestamp":1700000000000000,"metadata":[{"project_ref":"p"},{"project_ref":"q","response":[]}],"extra":{"x":[1,2]}}"#,
             r#"{"id":"a","timestamp":1700000000000000,"metadata":null}"#,
+            r#"{"id":"a","timestamp":1700000000000000,"metadata":  null , "x":"\ud800"}"#,
+            r#"{"id":"a","timestamp":1700000000000000,"metad\u0061ta":[{"project\u005fref":"p"}]}"#,
             r#"{"id":"a","timestamp":1700000000000000}"#,
             // Refused: by the metadata, by the head before the metadata, by both.
             r#"{"id":"a","timestamp":1700000000000000,"metadata":[{"project_ref":"p","response":[{"status_code":4.5}]}]}"#,
             r#"{"id":"a","timestamp":1700000000000000,"metadata":[{"project_ref":5}]}"#,
             r#"{"id":"a","timestamp":1700000000000000,"metadata":"text"}"#,
+            r#"{"id":"a","timestamp":1700000000000000,"metadata":""}"#,
+            r#"{"id":"a","timestamp":1700000000000000,"metadata":[{"project_ref":"p","execution_time_ms":1e400}]}"#,
             r#"{"id":"a","timestamp":1700000000000000,"metadata":[{"project_ref":"p","project_ref":"q"}]}"#,
             r#"{"timestamp":1700000000000000,"metadata":[{"project_ref":"p"}]}"#,
             r#"{"id":"","timestamp":1700000000000000,"metadata":[{"project_ref":5}]}"#,
@@ -1344,7 +1348,7 @@ mod tests {
             .iter()
             .filter(|line| function_entry(line, &EntryForm::Contract, 0).is_err())
             .count();
-        assert_eq!(refused, 11);
+        assert_eq!(refused, 13);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! The limits that protect an instance, each with a safe default. Read from JS
 //! options as camelCase names (`maxBatchBytes`, …); absent ones keep theirs.
+//! A person's store budget in MiB (the CLI's `--max-store`, the page's
+//! `?max-store`) is read here too.
 
 use serde::Deserialize;
 

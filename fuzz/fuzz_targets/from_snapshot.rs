@@ -1,6 +1,7 @@
 //! Any bytes as a snapshot: an `invalid_snapshot` error, or a store that works:
 //! every endpoint answers valid JSON or says what it could not read (a damaged
-//! block, a block not in storage, a project that is no parameter), it takes a batch, and its own snapshot
+//! block, a block not in storage, a project that is no parameter), it takes a
+//! batch, and its own snapshot
 //! reads back to the same snapshot. Never a panic. Random bytes rarely pass the
 //! checksum, so the input is also tried as a payload under a right header
 //! (`seal_snapshot_payload`), which puts the structural checks to work. The
@@ -90,7 +91,14 @@ fn try_snapshot(data: &[u8]) {
         ),
     ];
     for (endpoint, params) in queries {
-        let params = Params::from_pairs(params).expect("params");
+        // A project read from the snapshot may be longer than a parameter can be.
+        let params = match Params::from_pairs(params) {
+            Ok(params) => params,
+            Err(e) => {
+                assert_eq!(e.code(), "invalid_parameter", "{endpoint}: {e}");
+                continue;
+            }
+        };
         match svc.query(endpoint, &params, Some("k"), 1_795_177_796_789_000) {
             Ok(out) => assert!(out.body.starts_with("{\"result\":["), "{}", out.body),
             // Text that does not decode is the snapshot's fault; a block the
