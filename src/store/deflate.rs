@@ -55,6 +55,16 @@ thread_local! {
     static COMPRESSOR: RefCell<Option<Compressor>> = const { RefCell::new(None) };
 }
 
+/// The end of `dictionary` a block of `len` bytes is compressed against:
+/// twice its length at most. Priming deflate costs time for every byte
+/// (hashing it into the match chains), and a small block finds most of its
+/// matches near its own size back; the stream's distances are the same
+/// whatever the decoder holds before them, so it decodes against the whole.
+fn primed_part(dictionary: &[u8], len: usize) -> &[u8] {
+    let from = dictionary.len().saturating_sub(len.saturating_mul(2));
+    dictionary.get(from..).unwrap_or(dictionary)
+}
+
 /// `block` deflated against `dictionary` (whose bytes the stream may refer
 /// to); `None` if the stream did not end within `compressed_bound` bytes
 /// (never seen).
@@ -65,6 +75,7 @@ pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
             out: Vec::new(),
         });
         deflate.reset();
+        let dictionary = primed_part(dictionary, block.len());
         if !dictionary.is_empty() {
             deflate.set_dictionary(dictionary).ok()?;
         }
@@ -208,7 +219,8 @@ mod tests {
     #[test]
     fn a_block_refers_back_into_the_dictionary() {
         let dictionary = noise(8 << 10, 7);
-        let block = dictionary[100..4100].to_vec();
+        // Within twice its length of the dictionary's end: matched there.
+        let block = dictionary[4200..8100].to_vec();
         let compressed = compress(&block, &dictionary).unwrap();
         assert!(compressed.len() < 64, "{} bytes", compressed.len());
         assert_eq!(
@@ -216,6 +228,16 @@ mod tests {
             Some(block.clone())
         );
         assert_eq!(decompress(&compressed, block.len(), &[]), None);
+        // Farther back the compressor was not primed, yet the stream still
+        // decodes against the whole dictionary.
+        let far = dictionary[100..2100].to_vec();
+        let compressed = compress(&far, &dictionary).unwrap();
+        assert!(
+            compressed.len() > far.len() / 2,
+            "{} bytes",
+            compressed.len()
+        );
+        assert_eq!(decompress(&compressed, far.len(), &dictionary), Some(far));
     }
 
     #[test]
