@@ -23,8 +23,9 @@ const LEVEL: i32 = 4;
 const _: () = assert!(LEVEL >= 2);
 
 /// Raw deflate (no zlib header or checksum) with deflate's largest window,
-/// 32 KiB, half a block: a block's first 24 KiB can refer into the 8 KiB
-/// dictionary before it, the rest back within the block. (`Inflate::reset` takes zlib's default window,
+/// 32 KiB, half a block: a block's first 24 KiB can refer into the part of
+/// the 8 KiB dictionary it was compressed against (`primed_part`), the rest
+/// back within the block. (`Inflate::reset` takes zlib's default window,
 /// which is this one.)
 const WINDOW_BITS: u8 = 15;
 
