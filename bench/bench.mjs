@@ -231,7 +231,12 @@ for (const n of new Set([REFERENCE_N, LARGEST_N])) {
 if (small && big) {
   const name = "logs.all PAYG · tail";
   const growth = med(big, "wasm", name) / med(small, "wasm", name);
-  targets.push([`${name}: flat from 100k to 5M (5M ÷ 100k ≤ 2)`, growth.toFixed(2), growth <= 2]);
+  // The tail project grows with the data, so it returns more rows at 5M:
+  // the time per row returned is told beside the target, which stays as set.
+  const rows = (r) => median(r.wasm.queries[name].rows);
+  const perRow = (r) => med(r, "wasm", name) / Math.max(1, rows(r));
+  const context = `${growth.toFixed(2)} (${rows(small)} rows at 100k, ${rows(big)} at 5M; per row returned ${(perRow(big) / perRow(small)).toFixed(2)})`;
+  targets.push([`${name}: flat from 100k to 5M (5M ÷ 100k ≤ 2)`, context, growth <= 2]);
 }
 for (const r of [ref]) {
   const ingestMs = r.wasm.ingest.edge_logs.ms + r.wasm.ingest.function_edge_logs.ms;
