@@ -163,15 +163,29 @@ mod tests {
             .then_some(out)
     }
 
+    /// The next of xorshift64's states.
+    fn next(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
     fn noise(len: usize, mut seed: u64) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                seed as u8
-            })
-            .collect()
+        (0..len).map(|_| next(&mut seed) as u8).collect()
+    }
+
+    /// Words and numbers, as a log message's text runs.
+    fn words(len: usize, mut seed: u64) -> Vec<u8> {
+        const WORDS: [&str; 7] = ["select", "from", "where", "rows", "ms", "GET", "/rest/v1/"];
+        let mut out = Vec::with_capacity(len + 16);
+        while out.len() < len {
+            let n = next(&mut seed);
+            out.extend_from_slice(WORDS[(n % 7) as usize].as_bytes());
+            out.extend_from_slice(format!(" {} ", n % 1000).as_bytes());
+        }
+        out.truncate(len);
+        out
     }
 
     #[test]
@@ -272,20 +286,6 @@ mod tests {
             // Never a panic; a flip the stream cannot notice may still decode.
             let _ = decompress(&damaged, block.len(), b"abc");
         }
-    }
-    /// Words and numbers, as a log message's text runs.
-    fn words(len: usize, mut seed: u64) -> Vec<u8> {
-        const WORDS: [&str; 7] = ["select", "from", "where", "rows", "ms", "GET", "/rest/v1/"];
-        let mut out = Vec::with_capacity(len + 16);
-        while out.len() < len {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            out.extend_from_slice(WORDS[(seed % 7) as usize].as_bytes());
-            out.extend_from_slice(format!(" {} ", seed % 1000).as_bytes());
-        }
-        out.truncate(len);
-        out
     }
 
     /// A block compresses to the same bytes whatever the compressor sealed
