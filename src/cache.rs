@@ -17,6 +17,9 @@ pub struct CachedResult {
     pub body: Arc<str>,
     pub computed_at: Micros,
     pub last_used: Micros,
+    /// The cache's count of uses at this entry's last: which answers were
+    /// used least recently when several were used at one `now`.
+    use_order: u64,
 }
 
 /// Whether a result came from the cache, and for how many more seconds it is good.
@@ -142,6 +145,8 @@ pub struct ResultCache {
     entries: HashMap<Query, CachedResult>,
     /// What the entries take, by `cost`.
     bytes: usize,
+    /// Gets and puts so far (`CachedResult::use_order`).
+    uses: u64,
 }
 
 fn lifetime(query: &Query) -> Option<Micros> {
@@ -166,7 +171,8 @@ impl ResultCache {
         if now >= entry.computed_at.saturating_add(ttl) || now < entry.computed_at {
             return None;
         }
-        entry.last_used = now;
+        self.uses += 1;
+        (entry.last_used, entry.use_order) = (now, self.uses);
         let status = CacheStatus {
             hit: true,
             max_age_seconds: remaining_seconds(entry.computed_at + ttl, now),
@@ -179,12 +185,14 @@ impl ResultCache {
     pub fn put(&mut self, query: &Query, body: Arc<str>, now: Micros) -> Option<CacheStatus> {
         let ttl = lifetime(query)?;
         self.bytes += cost(&body);
+        self.uses += 1;
         let replaced = self.entries.insert(
             query.clone(),
             CachedResult {
                 body,
                 computed_at: now,
                 last_used: now,
+                use_order: self.uses,
             },
         );
         if let Some(old) = replaced {
@@ -212,12 +220,14 @@ impl ResultCache {
         if self.bytes <= room {
             return;
         }
-        let mut by_use: Vec<(Micros, Query)> = self
+        // By use, not by `last_used`: answers used at one `now` would
+        // otherwise go in the map's (random) order.
+        let mut by_use: Vec<(u64, Query)> = self
             .entries
             .iter()
-            .map(|(query, entry)| (entry.last_used, query.clone()))
+            .map(|(query, entry)| (entry.use_order, query.clone()))
             .collect();
-        by_use.sort_unstable_by_key(|(last_used, _)| *last_used);
+        by_use.sort_unstable_by_key(|(use_order, _)| *use_order);
         for (_, query) in by_use {
             if self.bytes <= room {
                 break;
