@@ -50,9 +50,12 @@ pub struct Added {
 impl ShardDirectory {
     /// Records that `project_key`'s shards of `day` up to `split` hold
     /// entries whose URLs set `url_bits`.
+    /// An empty `day` records the bits alone (`snapshot` writes a project
+    /// whose days are all past retention so).
     pub fn add(&mut self, project_key: &str, day: &str, split: u32, url_bits: &[u32]) -> Added {
         let days = self.days.entry(project_key.to_owned()).or_default();
         let new_shard = match days.get_mut(day) {
+            _ if day.is_empty() => false,
             Some(highest) if *highest >= split => false,
             Some(highest) => {
                 *highest = split;
@@ -84,7 +87,11 @@ impl ShardDirectory {
         Ok(entries.len())
     }
 
-    /// Everything it knows, as bytes (`restore` reads them).
+    /// Everything it knows, as bytes (`restore` reads them). A project
+    /// whose days are all past retention keeps its URL bits (under an empty
+    /// day): an ingest partition that sent them does not send them again
+    /// when the project comes back, so a restored directory without them
+    /// would leave the project's new shards out of pattern counts.
     pub fn snapshot(&self) -> Vec<u8> {
         let entries: Vec<Registered> = self
             .days
@@ -95,11 +102,14 @@ impl ShardDirectory {
                     .get(key)
                     .map(TrigramFilter::bits)
                     .unwrap_or_default();
+                let no_days = days.is_empty().then(|| (String::new(), 0));
                 days.iter()
+                    .map(|(day, &split)| (day.clone(), split))
+                    .chain(no_days)
                     .enumerate()
-                    .map(move |(i, (day, &split))| Registered {
+                    .map(move |(i, (day, split))| Registered {
                         project_key: key.clone(),
-                        day: day.clone(),
+                        day,
                         // The filter once per project.
                         url_bits: if i == 0 { bits.clone() } else { Vec::new() },
                         split,
@@ -255,6 +265,25 @@ mod tests {
         assert_eq!(dir.lookup(&plan(None, vec![], "2026-11-20", None)), both);
         assert_eq!(dir.drop_before("2026-11-20"), 1);
         assert_eq!((dir.shards(), dir.projects()), (2, 2));
+    }
+
+    #[test]
+    fn a_project_past_retention_keeps_its_url_bits_through_a_snapshot() {
+        let mut dir = ShardDirectory::default();
+        dir.add("p/a", "2026-11-19", 0, &[1, 9]);
+        dir.add("p/b", "2026-11-20", 0, &[2]);
+        assert_eq!(dir.drop_before("2026-11-20"), 1);
+        let mut restored = ShardDirectory::restore(&dir.snapshot()).unwrap();
+        assert_eq!(restored.shards(), dir.shards());
+        assert_eq!(restored.snapshot(), dir.snapshot());
+        // p/a comes back; its ingest partition sent bits 1 and 9 before.
+        for directory in [&mut dir, &mut restored] {
+            assert!(directory.add("p/a", "2026-11-22", 0, &[]).new_shard);
+            assert_eq!(
+                directory.lookup(&plan(None, vec![9], "2026-11-20", None)),
+                [shard_name(group_of("p/a"), "2026-11-22")]
+            );
+        }
     }
 
     #[test]
