@@ -50,6 +50,7 @@ pub struct Added {
 impl ShardDirectory {
     /// Records that `project_key`'s shards of `day` up to `split` hold
     /// entries whose URLs set `url_bits`.
+    ///
     /// An empty `day` records the bits alone (`snapshot` writes a project
     /// whose days are all past retention so).
     pub fn add(&mut self, project_key: &str, day: &str, split: u32, url_bits: &[u32]) -> Added {
