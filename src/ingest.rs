@@ -1006,14 +1006,15 @@ fn absent(value: Option<&RawValue>, form: &EntryForm) -> bool {
     }
 }
 
-/// The entry's top-level fields, and its `metadata` as its raw text (not `null`).
+/// The entry's top-level fields, and its `metadata` as its raw text (`null`
+/// reads as `None`, as `Option` reads it).
 fn read_head<'a>(
     raw: &'a str,
     form: &EntryForm,
     index: usize,
 ) -> Reading<(Head<'a>, Option<&'a str>)> {
     let (head, metadata) = checked_head(parse_head::<Option<&RawValue>>(raw)?, form, index)?;
-    Ok((head, metadata.map(RawValue::get).filter(|m| *m != "null")))
+    Ok((head, metadata.map(RawValue::get)))
 }
 
 /// The top-level fields' values, checked, and `metadata` as it was read.
