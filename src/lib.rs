@@ -15,6 +15,7 @@ pub mod timestamp;
 mod error;
 mod json;
 mod sketch;
+mod exact_sum;
 mod params;
 mod routes;
 mod settings;

@@ -20,6 +20,7 @@ use super::function_buckets::{fill_unless_scanned, FunctionBucket};
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::{Error, Result};
+use crate::exact_sum::ExactSum;
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
@@ -150,7 +151,7 @@ impl Endpoint for CombinedStats {
             rows.push(&BucketState {
                 row: bucket.row,
                 timed: bucket.timed as u64,
-                sum: bucket.sum.to_bits(),
+                sum: bucket.sum,
                 max: bucket.max.map(f64::to_bits),
             });
         }
@@ -175,7 +176,7 @@ impl Endpoint for CombinedStats {
                 row.client_err_count += from.client_err_count;
                 row.server_err_count += from.server_err_count;
                 if let Some(max) = state.max.map(f64::from_bits) {
-                    into.sum += f64::from_bits(state.sum);
+                    into.sum.merge(&state.sum);
                     into.timed += state.timed as usize;
                     into.max = Some(into.max.map_or(max, |m| m.max(max)));
                 }
@@ -246,14 +247,14 @@ fn filled(buckets: Vec<Bucket>, first: Micros, step: Micros) -> Vec<(Micros, Buc
 }
 
 /// One shard's share of a bucket whose project-day is split across shards:
-/// its counts, and the count, sum and max of its execution times (floats as
-/// their bits).
+/// its counts, and the count, exact sum and max of its execution times
+/// (floats as their bits).
 #[derive(Serialize, Deserialize)]
 struct BucketState {
     #[serde(flatten)]
     row: CombinedStatsRow,
     timed: u64,
-    sum: u64,
+    sum: ExactSum,
     max: Option<u64>,
 }
 
@@ -261,7 +262,7 @@ struct BucketState {
 #[derive(Default)]
 struct Bucket {
     row: CombinedStatsRow,
-    sum: f64,
+    sum: ExactSum,
     timed: usize,
     max: Option<f64>,
 }
@@ -279,7 +280,7 @@ impl FunctionBucket for Bucket {
             _ => {}
         }
         if !time.is_nan() {
-            self.sum += time;
+            self.sum.add(time);
             self.timed += 1;
             self.max = Some(self.max.map_or(time, |max| max.max(time)));
         }
@@ -290,7 +291,7 @@ impl Bucket {
     fn finish(mut self, timestamp: Micros) -> CombinedStatsRow {
         self.row.timestamp = timestamp;
         if self.timed > 0 {
-            self.row.avg_execution_time = Some(self.sum / self.timed as f64);
+            self.row.avg_execution_time = Some(self.sum.value() / self.timed as f64);
             self.row.max_execution_time = self.max;
         }
         self.row
@@ -364,10 +365,10 @@ mod tests {
                             r.client_err_count,
                             r.server_err_count,
                         ];
-                        (counts, b.timed, b.max.map(f64::to_bits))
+                        let sum = b.sum.value().to_bits();
+                        (counts, b.timed, b.max.map(f64::to_bits), sum)
                     };
                     assert_eq!(counts(a), counts(b), "{path} {interval:?}");
-                    assert!((a.sum - b.sum).abs() <= 1e-9 * b.sum.abs(), "{path}");
                 }
             }
         }

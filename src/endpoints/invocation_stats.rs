@@ -12,6 +12,7 @@ use super::function_buckets::{fill_unless_scanned, FunctionBucket};
 use super::spec::{named_values, required, EndpointSpec, Parameter, Rows, MAX_ROWS};
 use super::Endpoint;
 use crate::error::{Error, Result};
+use crate::exact_sum::ExactSum;
 use crate::limits::Limits;
 use crate::params::Params;
 use crate::reach::{answer_rows, Merge, Reach};
@@ -152,12 +153,10 @@ struct Bucket {
     times: Vec<u64>,
     min: u64,
     max: u64,
-    sum: f64,
+    sum: ExactSum,
 }
 
 impl Default for Bucket {
-    /// Empty: -0.0 is the identity of IEEE addition (x + -0.0 == x, even for
-    /// x = -0.0), so sums start there.
     fn default() -> Bucket {
         Bucket {
             count: 0,
@@ -165,7 +164,7 @@ impl Default for Bucket {
             times: Vec::new(),
             min: u64::MAX,
             max: 0,
-            sum: -0.0,
+            sum: ExactSum::default(),
         }
     }
 }
@@ -181,7 +180,7 @@ impl FunctionBucket for Bucket {
         if !time.is_nan() {
             let key = order_key(time);
             self.times.push(key);
-            self.sum += time;
+            self.sum.add(time);
             self.min = self.min.min(key);
             self.max = self.max.max(key);
         }
@@ -230,9 +229,7 @@ fn fill_by_scan(
         // written to the next free slot and the slot is only kept for a match.
         let mut kept = vec![0u64; range.len()];
         let mut len = 0usize;
-        // -0.0 is the identity of IEEE addition (x + -0.0 == x, even for x = -0.0),
-        // so adding it for a row that is not kept changes nothing.
-        let (mut sum, mut min, mut max) = (-0.0f64, u64::MAX, 0u64);
+        let (mut min, mut max) = (u64::MAX, 0u64);
         for piece in chunk_ranges(range) {
             let (Some(projects), Some(functions), Some(statuses), Some(times)) = (
                 table.project.piece(piece.clone()),
@@ -253,12 +250,13 @@ fn fill_by_scan(
                     *slot = key;
                 }
                 len += usize::from(keep_time);
-                sum += if keep_time { time } else { -0.0 };
                 min = min.min(if keep_time { key } else { u64::MAX });
                 max = max.max(if keep_time { key } else { 0 });
             }
         }
         kept.truncate(len);
+        let mut sum = ExactSum::default();
+        sum.extend(kept.iter().map(|&key| from_order_key(key)));
         (bucket.times, bucket.sum, bucket.min, bucket.max) = (kept, sum, min, max);
     }
 }
@@ -344,7 +342,7 @@ fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &
         if let Some((p95, p99)) = percentiles(&mut bucket.times) {
             row.min_execution_time = Some(from_order_key(bucket.min));
             row.max_execution_time = Some(from_order_key(bucket.max));
-            row.avg_execution_time = Some(bucket.sum / n as f64);
+            row.avg_execution_time = Some(bucket.sum.value() / n as f64);
             row.p95_execution_time = Some(from_order_key(p95));
             row.p99_execution_time = Some(from_order_key(p99));
         }
@@ -356,7 +354,7 @@ fn run(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros, rows: &
 /// what merges exactly (counts, min, max, sum), this share's own exact p95
 /// and p99 (the answer when no other share has times), and a sketch of its
 /// times (the answer's p95 and p99 when several have). Floats travel as
-/// their bits, so infinities and the sum's last bit survive.
+/// their bits (order keys), so infinities survive, and the sum is exact.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct BucketState {
     timestamp: Micros,
@@ -365,7 +363,7 @@ struct BucketState {
     timed: u64,
     min: u64,
     max: u64,
-    sum: u64,
+    sum: ExactSum,
     p95: u64,
     p99: u64,
     sketch: Sketch,
@@ -388,7 +386,7 @@ fn run_partial(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros,
             timed: bucket.times.len() as u64,
             min: bucket.min,
             max: bucket.max,
-            sum: bucket.sum.to_bits(),
+            sum: std::mem::take(&mut bucket.sum),
             p95,
             p99,
             sketch,
@@ -397,7 +395,7 @@ fn run_partial(table: &FunctionTable, query: &InvocationStatsQuery, now: Micros,
 }
 
 /// The rows one store would answer, from the shards' partial states: counts,
-/// min and max exact, avg from the exact count and the shares' sums, p95 and
+/// min, max and avg exact (the shares' exact sums over the count), p95 and
 /// p99 exact when one share holds every time of the bucket and from the
 /// merged sketch (within `RELATIVE_ERROR`, clamped to the exact min and max)
 /// when several do.
@@ -422,7 +420,7 @@ fn merge_states(bodies: &[&str], rows: &mut Rows) -> Result<()> {
                     if state.timed > 0 {
                         into.min = into.min.min(state.min);
                         into.max = into.max.max(state.max);
-                        into.sum = (f64::from_bits(into.sum) + f64::from_bits(state.sum)).to_bits();
+                        into.sum.merge(&state.sum);
                         (into.p95, into.p99) = (state.p95, state.p99);
                     }
                     into.timed += state.timed;
@@ -458,7 +456,7 @@ fn merge_states(bodies: &[&str], rows: &mut Rows) -> Result<()> {
             };
             row.min_execution_time = Some(min);
             row.max_execution_time = Some(max);
-            row.avg_execution_time = Some(f64::from_bits(state.sum) / n as f64);
+            row.avg_execution_time = Some(state.sum.value() / n as f64);
             row.p95_execution_time = Some(quantile(95, state.p95));
             row.p99_execution_time = Some(quantile(99, state.p99));
         }
@@ -524,8 +522,22 @@ mod tests {
                     a.times.sort_unstable();
                     b.times.sort_unstable();
                     assert_eq!(
-                        (a.count, a.errors, &a.times, a.min, a.max, a.sum.to_bits()),
-                        (b.count, b.errors, &b.times, b.min, b.max, b.sum.to_bits()),
+                        (
+                            a.count,
+                            a.errors,
+                            &a.times,
+                            a.min,
+                            a.max,
+                            a.sum.value().to_bits()
+                        ),
+                        (
+                            b.count,
+                            b.errors,
+                            &b.times,
+                            b.min,
+                            b.max,
+                            b.sum.value().to_bits()
+                        ),
                         "{query:?}"
                     );
                 }

@@ -227,6 +227,42 @@ fn rows_are_sorted_ascending_whatever_the_ingest_order() {
     );
 }
 
+/// Times at one instant are summed exactly, so the order they came in does
+/// not show in the last digits of avg (left to right in floats, these give
+/// 2.6 in one order and 2.5999999999999996 in another).
+#[test]
+fn averages_do_not_depend_on_the_order_of_equal_timestamps() {
+    let at = NOW - 10 * MIN;
+    let answers: Vec<Vec<f64>> = [[0.1, 2.3, 0.2], [0.2, 2.3, 0.1]]
+        .iter()
+        .map(|times| {
+            let mut svc = service();
+            for (i, &time) in times.iter().enumerate() {
+                ingest(
+                    &mut svc,
+                    FN,
+                    &[func(&format!("e{i}"), at, "p", "f", Some(time), 200)],
+                );
+            }
+            let stats = rows(
+                &mut svc,
+                "functions.invocation-stats",
+                &[("project", "p"), ("interval", "1hr")],
+            );
+            let combined = rows(
+                &mut svc,
+                "functions.combined-stats",
+                &[("project", "p"), ("function_id", "f"), ("interval", "1hr")],
+            );
+            [&stats[0], &combined[0]]
+                .map(|row| row["avg_execution_time"].as_f64().unwrap())
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(answers[0], vec![2.5999999999999996 / 3.0; 2]);
+    assert_eq!(answers[1], answers[0]);
+}
+
 #[test]
 fn parameter_errors() {
     let mut svc = service();
