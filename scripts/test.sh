@@ -26,6 +26,9 @@ within 5 cargo fmt --all -- --check
 stage "cargo clippy"
 within 20 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
+stage "cargo clippy for wasm32 (where usize is 32 bits)"
+within 15 wasm_cargo clippy -p log-endpoints --lib --test wasm --quiet -- -D warnings
+
 stage "native tests (cargo test)"
 within 25 cargo test --workspace --quiet
 

@@ -279,6 +279,13 @@ impl<'a> Call<'a> {
 }
 
 impl LogEndpoints {
+    #[cfg_attr(
+        target_pointer_width = "32",
+        allow(
+            clippy::unnecessary_min_or_max,
+            reason = "a usize of 32 bits is never above LARGEST_STORE_BYTES; of 64, it may be"
+        )
+    )]
     pub fn new(config: Config) -> LogEndpoints {
         let mut limits = config.limits;
         limits.max_param_bytes = limits.max_param_bytes.min(MAX_VALUE_BYTES);

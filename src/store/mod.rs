@@ -625,6 +625,13 @@ impl EdgeTable {
 
     /// Whether `entries` can be addressed: text blocks and request offsets
     /// are `u32` (`text_after`: see there).
+    #[cfg_attr(
+        target_pointer_width = "32",
+        allow(
+            clippy::absurd_extreme_comparisons,
+            reason = "a usize of 32 bits is always within u32; of 64, it may not be"
+        )
+    )]
     pub(crate) fn fits(&self, entries: &[StagedEdge], text_after: (usize, usize)) -> bool {
         let (listed, requests) = listed_requests(entries);
         text_after.0 <= text::MAX_BLOCKS
@@ -858,6 +865,13 @@ impl OtherTable {
     }
 
     /// Whether the text stays addressable: its blocks are `u32` (`text_after`).
+    #[cfg_attr(
+        target_pointer_width = "32",
+        allow(
+            clippy::absurd_extreme_comparisons,
+            reason = "a usize of 32 bits is always within u32; of 64, it may not be"
+        )
+    )]
     pub(crate) fn fits(&self, text_after: (usize, usize)) -> bool {
         text_after.0 <= text::MAX_BLOCKS
     }

@@ -358,6 +358,13 @@ impl Arena {
     /// an open block is not of its length, a lane's block is not an open
     /// one, or the dictionary is too long (text is checked when a reader
     /// reads it).
+    #[cfg_attr(
+        target_pointer_width = "32",
+        allow(
+            clippy::absurd_extreme_comparisons,
+            reason = "a usize of 32 bits is always within u32; of 64, it may not be"
+        )
+    )]
     pub(crate) fn from_parts(
         blocks: Vec<StoredBlock<'_>>,
         open_of: Vec<u32>,
