@@ -42,7 +42,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 13;
+const VERSION: u32 = 14;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -454,9 +454,10 @@ fn read_payload(r: &mut Reader) -> Result<Store> {
     edge.text = read_arena(r, "edge text")?;
     edge.projects = read_interner(r, "edge project names")?;
     let origins = read_interner(r, "url origins")?;
+    let directories = read_interner(r, "url directories")?;
     let urls = read_interner(r, "url names")?;
-    edge.urls = UrlNames::from_parts(origins, urls)
-        .ok_or_else(|| invalid("a url name does not begin with an origin held"))?;
+    edge.urls = UrlNames::from_parts(origins, directories, urls)
+        .ok_or_else(|| invalid("a url name does not begin with an origin and a directory held"))?;
     let filter_words: Vec<u64> = r.column("url trigram filters")?;
     let url_project: Vec<Sym> = r.column("url projects")?;
     let origin_words: Vec<u32> = r.column("project origins")?;

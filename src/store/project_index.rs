@@ -476,12 +476,13 @@ impl UrlTrigrams {
         grow_to(&mut self.origins_of, slots, ProjectOrigins::default);
         grow_to(&mut self.url_project, urls.len(), || UNSEEN);
         let mut touched = vec![false; slots];
+        let mut rest = String::new();
         for (project, request_urls) in rows.map(|row| entries.get(row)) {
             if let Some(mark) = touched.get_mut(slot(project)) {
                 *mark = true;
             }
             for &url in request_urls {
-                self.add(project, url, urls);
+                self.add(project, url, urls, &mut rest);
             }
         }
         (0..slots as u32)
@@ -541,6 +542,7 @@ impl UrlTrigrams {
         grow(&mut self.wide, new_filters);
         // Each URL once per filter: `seen` is cleared after each by the same
         // rows, not whole (after a restore every crowded project may be due).
+        let mut rest = String::new();
         let mut seen: Vec<u64> = if due.is_empty() {
             Vec::new()
         } else {
@@ -563,7 +565,7 @@ impl UrlTrigrams {
                     Some(w) if *w & mask == 0 => *w |= mask,
                     _ => continue,
                 }
-                wide.add_url(urls.rest_of(url).as_bytes());
+                wide.add_url(urls.rest_into(url, &mut rest).as_bytes());
             }
             for &url in project_urls() {
                 if let Some(w) = seen.get_mut((url / 64) as usize) {
@@ -604,14 +606,15 @@ impl UrlTrigrams {
             .count()
     }
 
-    fn add(&mut self, project: Sym, url: Sym, urls: &UrlNames) {
+    /// `rest`: where the URL's rest is put together, reused.
+    fn add(&mut self, project: Sym, url: Sym, urls: &UrlNames, rest: &mut String) {
         match self.url_project.get_mut(url as usize) {
             Some(owner) if *owner == project => return,
             Some(owner) if *owner == UNSEEN => *owner = project,
             Some(owner) => *owner = SHARED,
             None => return,
         }
-        let rest = urls.rest_of(url).as_bytes();
+        let rest = urls.rest_into(url, rest).as_bytes();
         if let Some(filter) = self.filters.get_mut(slot(project)) {
             filter.add_url(rest);
         }

@@ -1,25 +1,34 @@
-//! A table's request URLs, each held once as its origin (`scheme://host[:port]`,
-//! held once per table) and the rest. An origin is most of a short URL and
-//! is shared by many, so keeping it apart halves the URLs' bytes. A URL's id
-//! is that of its key in an `Interner`: the origin's id as one character
-//! (1–3 bytes of UTF-8), then the rest. Matching reads a URL put together
-//! again (`get`); the URL index reads the origin and the rest as they are.
+//! A table's request URLs, each held once as its origin (`scheme://host[:port]`),
+//! its directory (the path up to its last `/`) and the rest. Origins and
+//! directories are held once per table: an origin is most of a short URL and
+//! is shared by many, and so is a directory (`/rest/v1/`, `/auth/v1/`,
+//! `/storage/v1/object/public/images/`), so keeping both apart leaves a
+//! URL's own bytes, most often a table name and a query, or a file name.
+//! A URL's id is that of its key in an `Interner`: the origin's id as one
+//! character (1–3 bytes of UTF-8), the directory's id as another, then the
+//! tail. Matching reads a URL put together again (`get`); the URL index
+//! reads the origin and the rest (directory and tail) apart (`rest_into`).
 
 use std::ops::Range;
 
 use super::columns::chunk_ranges;
 use super::{Interner, NameCount, Sym, NONE};
 
-/// Most origins a table tells apart: an origin's id is a character below the
-/// surrogates. A URL of one more origin keeps it in its rest, under the
-/// empty origin (as if it had none), so it is still held exactly.
+/// Most origins, and most directories, a table tells apart: an id is a
+/// character below the surrogates. A URL of one more origin keeps it in its
+/// rest, under the empty origin (as if it had none), and one of one more
+/// directory keeps it in its tail, under the empty directory, so it is still
+/// held exactly.
 const MAX_TABLE_ORIGINS: usize = 0xD800;
+const MAX_TABLE_DIRECTORIES: usize = 0xD800;
 
 /// The empty origin's id (of URLs without one): interned before any other.
 pub const EMPTY_ORIGIN: Sym = 0;
+/// The empty directory's id (of rests without a `/` before their query).
+const EMPTY_DIRECTORY: Sym = 0;
 
-/// Most bytes of a key's origin character (`MAX_TABLE_ORIGINS` is below U+D800).
-const MARKER_BYTES: usize = 3;
+/// Most bytes of a key's two markers (ids are below U+D800).
+const MARKER_BYTES: usize = 2 * 3;
 
 /// Where a URL's origin (`scheme://host[:port]`) ends: 0 for a URL without one.
 pub fn origin_end(url: &str) -> usize {
@@ -41,50 +50,110 @@ pub fn origin_end(url: &str) -> usize {
     }
 }
 
+/// Where the directory of a URL's rest ends: past its last `/` before a
+/// query or fragment (0 without one).
+fn directory_end(rest: &str) -> usize {
+    let bytes = rest.as_bytes();
+    let path = memchr::memchr2(b'?', b'#', bytes).unwrap_or(bytes.len());
+    bytes
+        .get(..path)
+        .and_then(|path| memchr::memrchr(b'/', path))
+        .map_or(0, |at| at + 1)
+}
+
 #[derive(Default)]
 pub struct UrlNames {
     origins: Interner,
+    directories: Interner,
     keys: Interner,
     /// Where `intern` puts a key together: as long as the longest URL, and
     /// reused (not the store's: no URL is kept in it).
     key: String,
 }
 
-/// The character standing for origin `id` at the start of a key.
+/// The character standing for id `id` (of an origin or a directory) in a key.
 fn marker(id: Sym) -> char {
     char::from_u32(id).unwrap_or('\0')
 }
 
-/// A URL's key, `marker` then `rest`, into `key`.
-fn key_into<'k>(key: &'k mut String, origin: Sym, rest: &str) -> &'k str {
+/// A URL's key, the markers of `origin` and `directory` then `tail`, into `key`.
+fn key_into<'k>(key: &'k mut String, (origin, directory): (Sym, Sym), tail: &str) -> &'k str {
     key.clear();
     key.push(marker(origin));
-    key.push_str(rest);
+    key.push(marker(directory));
+    key.push_str(tail);
     key
 }
 
+/// A URL cut where `UrlNames` holds it apart: origin, directory and tail.
+struct Parts<'u> {
+    origin: &'u str,
+    directory: &'u str,
+    tail: &'u str,
+}
+
+fn parts(url: &str) -> Parts<'_> {
+    let (origin, rest) = url.split_at(origin_end(url));
+    let (directory, tail) = rest.split_at(directory_end(rest));
+    Parts {
+        origin,
+        directory,
+        tail,
+    }
+}
+
+/// The id `names` holds `value` under, that of the empty value (0) when it
+/// is full and does not hold it, or `None` when it would take it.
+fn held_id(names: &Interner, value: &str, most: usize) -> Option<Sym> {
+    match names.lookup(value) {
+        Some(id) => Some(id),
+        None if names.len() >= most => Some(0),
+        None => None,
+    }
+}
+
 impl UrlNames {
-    /// The origin id and rest a URL is held as; `None` for an origin not held
-    /// yet (with room for it).
-    fn split<'u>(&self, url: &'u str) -> (Option<Sym>, &'u str) {
-        let (origin, rest) = url.split_at(origin_end(url));
-        match self.origins.lookup(origin) {
-            Some(id) => (Some(id), rest),
-            None if self.origins.len() >= MAX_TABLE_ORIGINS => (Some(EMPTY_ORIGIN), url),
-            None => (None, rest),
+    /// The origin and directory ids a URL is held under, with its tail
+    /// (what its key holds past their markers); `None` for an origin or a
+    /// directory not held yet, with room for it.
+    fn split<'u>(&self, url: &'u str) -> (Option<Sym>, Option<Sym>, &'u str) {
+        let Parts {
+            origin,
+            directory,
+            tail,
+        } = parts(url);
+        match held_id(&self.origins, origin, MAX_TABLE_ORIGINS) {
+            // Past the most origins: the whole URL is the tail.
+            Some(EMPTY_ORIGIN) if !origin.is_empty() => {
+                (Some(EMPTY_ORIGIN), Some(EMPTY_DIRECTORY), url)
+            }
+            origin_id => match held_id(&self.directories, directory, MAX_TABLE_DIRECTORIES) {
+                // Past the most directories: the rest is the tail.
+                Some(EMPTY_DIRECTORY) if !directory.is_empty() => {
+                    (origin_id, Some(EMPTY_DIRECTORY), &url[origin.len()..])
+                }
+                directory_id => (origin_id, directory_id, tail),
+            },
         }
     }
 
     pub fn intern(&mut self, url: &str) -> Sym {
         if self.origins.len() == 0 {
             self.origins.intern("");
+            self.directories.intern("");
         }
-        let (origin, rest) = match self.split(url) {
-            (Some(id), rest) => (id, rest),
-            (None, rest) => (self.origins.intern(&url[..url.len() - rest.len()]), rest),
-        };
+        let (origin, directory, tail) = self.split(url);
+        let Parts {
+            origin: origin_text,
+            directory: directory_text,
+            ..
+        } = parts(url);
+        let origin = origin.unwrap_or_else(|| self.origins.intern(origin_text));
+        let directory = directory.unwrap_or_else(|| self.directories.intern(directory_text));
         let mut key = std::mem::take(&mut self.key);
-        let id = self.keys.intern(key_into(&mut key, origin, rest));
+        let id = self
+            .keys
+            .intern(key_into(&mut key, (origin, directory), tail));
         self.key = key;
         id
     }
@@ -96,11 +165,12 @@ impl UrlNames {
     #[cfg(test)]
     fn lookup(&self, url: &str) -> Option<Sym> {
         match self.split(url) {
-            (Some(origin), rest) => {
+            (Some(origin), Some(directory), tail) => {
                 let mut key = String::new();
-                self.keys.lookup(key_into(&mut key, origin, rest))
+                self.keys
+                    .lookup(key_into(&mut key, (origin, directory), tail))
             }
-            (None, _) => None,
+            _ => None,
         }
     }
 
@@ -108,7 +178,7 @@ impl UrlNames {
     pub fn get<'b>(&self, url: Sym, buf: &'b mut String) -> &'b str {
         buf.clear();
         buf.push_str(self.origins.get(self.origin_of(url)));
-        buf.push_str(self.rest_of(url));
+        self.push_rest(url, buf);
         buf
     }
 
@@ -121,13 +191,18 @@ impl UrlNames {
             .map_or(EMPTY_ORIGIN, Sym::from)
     }
 
-    /// URL `url` past its origin.
-    pub fn rest_of(&self, url: Sym) -> &str {
-        let key = self.keys.get(url);
-        key.char_indices()
-            .nth(1)
-            .and_then(|(at, _)| key.get(at..))
-            .unwrap_or("")
+    /// URL `url` past its origin, put together in `buf`.
+    pub fn rest_into<'b>(&self, url: Sym, buf: &'b mut String) -> &'b str {
+        buf.clear();
+        self.push_rest(url, buf);
+        buf
+    }
+
+    fn push_rest(&self, url: Sym, buf: &mut String) {
+        let mut key = self.keys.get(url).chars();
+        let directory = key.nth(1).map_or(EMPTY_DIRECTORY, Sym::from);
+        buf.push_str(self.directories.get(directory));
+        buf.push_str(key.as_str());
     }
 
     /// Every origin of the table's URLs.
@@ -139,9 +214,9 @@ impl UrlNames {
         self.keys.len()
     }
 
-    /// The bytes `urls` add to the keys' text and to the origins' text (an
-    /// upper bound: an origin new twice in one batch counts twice),
-    /// with how many may be new of each.
+    /// The bytes `urls` add to the keys' text and to the origins' and
+    /// directories' text (an upper bound: an origin or directory new twice in
+    /// one batch counts twice), with how many may be new of each.
     pub(crate) fn text_to_intern<'a>(
         &self,
         urls: impl Iterator<Item = Option<&'a str>>,
@@ -152,31 +227,38 @@ impl UrlNames {
         let mut new = std::collections::HashSet::new();
         let mut key = String::new();
         for url in urls.flatten() {
-            // The key's text, and the origin's if it is new.
-            let (key_text, origin_text) = match count {
+            let Parts {
+                origin, directory, ..
+            } = parts(url);
+            // The key's text, and the origin's and the directory's if new.
+            let (key_text, new_origin, new_directory) = match count {
                 // The whole URL may be a key (past the most origins).
-                NameCount::AllNew => (url.len(), Some(origin_end(url))),
+                NameCount::AllNew => (url.len(), true, true),
                 NameCount::Exact => {
                     if !new.insert(url) {
                         continue;
                     }
                     match self.split(url) {
-                        (Some(origin), rest) => {
-                            if self.keys.lookup(key_into(&mut key, origin, rest)).is_some() {
+                        (Some(o), Some(d), tail) => {
+                            if self.keys.lookup(key_into(&mut key, (o, d), tail)).is_some() {
                                 continue;
                             }
-                            (rest.len(), None)
+                            (tail.len(), false, false)
                         }
-                        // The whole URL, should the batch reach the most origins first.
-                        (None, rest) => (url.len(), Some(url.len() - rest.len())),
+                        // The whole URL, should the batch reach the most first.
+                        (o, d, _) => (url.len(), o.is_none(), d.is_none()),
                     }
                 }
             };
             growth.keys += 1;
             growth.key_text += MARKER_BYTES + key_text;
-            if let Some(origin_text) = origin_text {
+            if new_origin {
                 growth.origins += 1;
-                growth.origin_text += origin_text;
+                growth.origin_text += origin.len();
+            }
+            if new_directory {
+                growth.directories += 1;
+                growth.directory_text += directory.len();
             }
         }
         growth
@@ -188,47 +270,62 @@ impl UrlNames {
             + self
                 .origins
                 .growth_for(growth.origins + 1, growth.origin_text)
+            + self
+                .directories
+                .growth_for(growth.directories + 1, growth.directory_text)
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.origins.heap_bytes() + self.keys.heap_bytes()
+        self.origins.heap_bytes() + self.directories.heap_bytes() + self.keys.heap_bytes()
     }
 
-    /// The origins and the keys, as a snapshot stores them.
-    pub(crate) fn parts(&self) -> [&Interner; 2] {
-        [&self.origins, &self.keys]
+    /// The origins, the directories and the keys, as a snapshot stores them.
+    pub(crate) fn parts(&self) -> [&Interner; 3] {
+        [&self.origins, &self.directories, &self.keys]
     }
 
-    /// URL names of `origins` and `keys`; `None` unless the empty origin
-    /// comes first (when there are URLs) and each key begins with an origin
-    /// held.
-    pub(crate) fn from_parts(origins: Interner, keys: Interner) -> Option<UrlNames> {
-        let empty_first = match origins.len() {
+    /// URL names of `origins`, `directories` and `keys`; `None` unless the
+    /// empty origin and the empty directory come first (when there are URLs)
+    /// and each key begins with an origin and a directory held.
+    pub(crate) fn from_parts(
+        origins: Interner,
+        directories: Interner,
+        keys: Interner,
+    ) -> Option<UrlNames> {
+        let empty_first = |names: &Interner| match names.len() {
             0 => keys.len() == 0,
-            _ => origins.get(EMPTY_ORIGIN).is_empty(),
+            _ => names.get(0).is_empty(),
         };
+        if !(empty_first(&origins) && empty_first(&directories)) {
+            return None;
+        }
         let names = UrlNames {
             origins,
+            directories,
             keys,
             key: String::new(),
         };
-        let origin_count = names.origins.len();
+        let held = (names.origins.len(), names.directories.len());
         let keys_fit = chunk_ranges(0..names.len())
-            .all(|urls| keys_begin_with_origins(&names.keys, urls, origin_count));
-        (empty_first && keys_fit && origin_count <= MAX_TABLE_ORIGINS).then_some(names)
+            .all(|urls| keys_begin_with_held_ids(&names.keys, urls, held));
+        (keys_fit && held.0 <= MAX_TABLE_ORIGINS && held.1 <= MAX_TABLE_DIRECTORIES)
+            .then_some(names)
     }
 }
 
 /// Whether the keys of `urls` (ids) each begin with an origin's id below
-/// `origins`. Not inlined, as every check a restore makes a piece at a time
-/// (`PointsInto`).
+/// `origins` and a directory's below `directories`. Not inlined, as every
+/// check a restore makes a piece at a time (`PointsInto`).
 #[inline(never)]
-fn keys_begin_with_origins(keys: &Interner, urls: Range<usize>, origins: usize) -> bool {
+fn keys_begin_with_held_ids(
+    keys: &Interner,
+    urls: Range<usize>,
+    (origins, directories): (usize, usize),
+) -> bool {
     urls.map(|url| url as Sym).all(|url| {
-        keys.get(url)
-            .chars()
-            .next()
-            .is_some_and(|c| (c as usize) < origins)
+        let mut key = keys.get(url).chars();
+        let origin = key.next().is_some_and(|c| (c as usize) < origins);
+        origin && key.next().is_some_and(|c| (c as usize) < directories)
     })
 }
 
@@ -239,6 +336,8 @@ pub(crate) struct UrlGrowth {
     pub key_text: usize,
     pub origins: usize,
     pub origin_text: usize,
+    pub directories: usize,
+    pub directory_text: usize,
 }
 
 #[cfg(test)]
@@ -246,36 +345,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn urls_read_back_whole_with_their_origin_apart() {
+    fn urls_read_back_whole_with_their_origin_and_directory_apart() {
         let mut names = UrlNames::default();
         let urls = [
             "https://tenant-1.supabase.co/rest/v1/t?id=eq.1",
             "https://tenant-1.supabase.co/rest/v1/t?id=eq.2",
+            "https://tenant-2.supabase.co/rest/v1/u?next=/a/b",
             "/rest/v1/t",
             "",
             "https://tenant-2.supabase.co",
+            "https://tenant-2.supabase.co/",
+            "https://tenant-2.supabase.co?q=/x/",
             "\0https://x.co/a",
             "weird scheme://host/x",
+            "no-slash",
         ];
         let ids: Vec<Sym> = urls.iter().map(|u| names.intern(u)).collect();
         let mut buf = String::new();
+        let mut rest = String::new();
         for (url, &id) in urls.iter().zip(&ids) {
             assert_eq!(names.get(id, &mut buf), *url);
             assert_eq!(names.lookup(url), Some(id));
             assert_eq!(names.intern(url), id);
             let origin = names.origins().get(names.origin_of(id));
-            assert_eq!(format!("{origin}{}", names.rest_of(id)), *url);
+            assert_eq!(format!("{origin}{}", names.rest_into(id, &mut rest)), *url);
         }
         assert_eq!(names.origins().len(), 3, "the empty origin and two hosts");
-        assert_eq!(names.origin_of(ids[2]), EMPTY_ORIGIN);
+        let directories: Vec<&str> = (0..names.directories.len() as Sym)
+            .map(|d| names.directories.get(d))
+            .collect();
+        assert_eq!(
+            directories,
+            [
+                "",
+                "/rest/v1/",
+                "/",
+                "\0https://x.co/",
+                "weird scheme://host/"
+            ]
+        );
+        assert_eq!(names.origin_of(ids[3]), EMPTY_ORIGIN);
         assert_eq!(names.lookup("https://tenant-3.supabase.co/"), None);
-        let [origins, keys] = names.parts();
+        assert_eq!(
+            names.lookup("https://tenant-1.supabase.co/auth/v1/user"),
+            None
+        );
+        let [origins, directories, keys] = names.parts();
         let copy = |names: &Interner| {
             let (text, ends) = names.parts();
             Interner::from_parts(text.pieces().collect(), ends.to_vec()).unwrap()
         };
-        let restored = UrlNames::from_parts(copy(origins), copy(keys)).unwrap();
-        assert_eq!(restored.get(ids[0], &mut buf), urls[0]);
+        let restored = UrlNames::from_parts(copy(origins), copy(directories), copy(keys)).unwrap();
+        for (url, &id) in urls.iter().zip(&ids) {
+            assert_eq!(restored.get(id, &mut buf), *url);
+        }
+        assert!(
+            UrlNames::from_parts(copy(origins), Interner::default(), copy(keys)).is_none(),
+            "keys name directories not held"
+        );
+    }
+
+    #[test]
+    fn a_directory_ends_after_the_last_slash_before_a_query_or_fragment() {
+        for (rest, end) in [
+            ("/rest/v1/t?id=eq.1", 9),
+            ("/rest/v1/", 9),
+            ("/a/b#c/d", 3),
+            ("?x=/y/", 0),
+            ("", 0),
+            ("file.png", 0),
+            ("/", 1),
+        ] {
+            assert_eq!(directory_end(rest), end, "{rest:?}");
+        }
     }
 
     /// An origin is `scheme://host[:port]` where the first `://` ends a
@@ -323,17 +465,36 @@ mod tests {
     #[test]
     fn past_the_most_origins_a_url_keeps_its_origin_in_its_rest() {
         let mut names = UrlNames::default();
-        names.origins.intern("");
+        names.intern("");
         for n in 1..MAX_TABLE_ORIGINS {
             names.origins.intern(&format!("https://h{n}.co"));
         }
-        let known = names.intern("https://h1.co/a");
-        let past = names.intern("https://new.co/a");
+        let known = names.intern("https://h1.co/a/b");
+        let past = names.intern("https://new.co/a/b");
         let mut buf = String::new();
-        assert_eq!(names.get(past, &mut buf), "https://new.co/a");
+        assert_eq!(names.get(past, &mut buf), "https://new.co/a/b");
         assert_eq!(names.origin_of(past), EMPTY_ORIGIN);
         assert_eq!(names.origin_of(known), 1);
-        assert_eq!(names.lookup("https://new.co/a"), Some(past));
+        assert_eq!(names.lookup("https://new.co/a/b"), Some(past));
         assert_eq!(names.origins().len(), MAX_TABLE_ORIGINS);
+    }
+
+    #[test]
+    fn past_the_most_directories_a_url_keeps_its_directory_in_its_tail() {
+        let mut names = UrlNames::default();
+        names.intern("");
+        for n in 1..MAX_TABLE_DIRECTORIES {
+            names.directories.intern(&format!("/d{n}/"));
+        }
+        let known = names.intern("https://h.co/d1/x");
+        let past = names.intern("https://h.co/new/x?y=/z/");
+        let mut buf = String::new();
+        let mut rest = String::new();
+        assert_eq!(names.get(known, &mut buf), "https://h.co/d1/x");
+        assert_eq!(names.get(past, &mut buf), "https://h.co/new/x?y=/z/");
+        assert_eq!(names.rest_into(past, &mut rest), "/new/x?y=/z/");
+        assert_eq!(names.origins().get(names.origin_of(past)), "https://h.co");
+        assert_eq!(names.lookup("https://h.co/new/x?y=/z/"), Some(past));
+        assert_eq!(names.directories.len(), MAX_TABLE_DIRECTORIES);
     }
 }
