@@ -292,11 +292,16 @@ impl UrlNames {
         directories: Interner,
         keys: Interner,
     ) -> Option<UrlNames> {
-        let empty_first = |names: &Interner| match names.len() {
-            0 => keys.len() == 0,
-            _ => names.get(0).is_empty(),
+        // Both hold their empty value first, or (with no URLs) neither holds
+        // anything: `intern` adds both empty values at once.
+        let empty_first = match (origins.len(), directories.len()) {
+            (0, 0) => keys.len() == 0,
+            (0, _) | (_, 0) => false,
+            _ => {
+                origins.get(EMPTY_ORIGIN).is_empty() && directories.get(EMPTY_DIRECTORY).is_empty()
+            }
         };
-        if !(empty_first(&origins) && empty_first(&directories)) {
+        if !empty_first {
             return None;
         }
         let names = UrlNames {
@@ -403,6 +408,15 @@ mod tests {
             UrlNames::from_parts(copy(origins), Interner::default(), copy(keys)).is_none(),
             "keys name directories not held"
         );
+        let mut first_directory = Interner::default();
+        first_directory.intern("/a/");
+        assert!(
+            UrlNames::from_parts(copy(origins), first_directory, Interner::default()).is_none(),
+            "the empty directory is not the first"
+        );
+        let no_directories =
+            UrlNames::from_parts(copy(origins), Interner::default(), Interner::default());
+        assert!(no_directories.is_none(), "origins without directories");
     }
 
     #[test]
