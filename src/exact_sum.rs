@@ -25,6 +25,8 @@ const COMMON_EXPONENTS: std::ops::RangeInclusive<u64> =
 /// Words of the wide part: 2,304 bits, of which a finite float takes at most
 /// 2,098, so 2²⁰⁵ of them add without overflow.
 const WIDE_WORDS: usize = 36;
+/// A unit of the common part, 2⁻⁸⁰.
+const UNIT: f64 = 1.0 / (1u128 << FRACTION_BITS) as f64;
 /// Where a unit of the common part (2⁻⁸⁰) sits in the wide part's units.
 const COMMON_IN_WIDE: u32 = 1074 - FRACTION_BITS as u32;
 const NEGATIVE_ZERO: u64 = 1 << 63;
@@ -40,25 +42,18 @@ pub struct ExactSum {
     /// The sum of the other finite values in units of 2⁻¹⁰⁷⁴, least
     /// significant word first, in two's complement.
     wide: Option<Box<Wide>>,
+    /// Whether +∞ and −∞ were added (NaN counts as both: the sum is NaN).
     positive_infinity: bool,
     negative_infinity: bool,
-    /// Whether a value other than −0.0 was added: an exact sum of zero is
-    /// −0.0 only when none was (as IEEE addition gives).
+    /// Whether a value other than −0.0 went to the wide part: an exact sum
+    /// of zero is −0.0 only when none did (as IEEE addition gives), and a
+    /// common value, positive, never leaves the sum at zero.
     not_only_negative_zeros: bool,
 }
 
 impl ExactSum {
-    /// Adds one value; NaN makes the sum NaN, as IEEE addition does.
-    #[inline]
-    pub fn add(&mut self, value: f64) {
-        match common_units(value) {
-            Some((low, high)) => add_words(&mut self.words, [low, high, 0]),
-            None => self.add_other(value),
-        }
-    }
-
-    /// Adds every value, as `add` does one by one, with the sum of the
-    /// common ones kept in registers.
+    /// Adds every value (NaN makes the sum NaN, as IEEE addition does), with
+    /// the sum of the common ones kept in registers.
     pub fn extend(&mut self, values: impl IntoIterator<Item = f64>) {
         let mut words = self.words;
         for value in values {
@@ -86,16 +81,20 @@ impl ExactSum {
             _ => bits & MANTISSA_MASK | 1 << MANTISSA_BITS,
         };
         if mantissa != 0 {
-            let wide = self.wide.get_or_insert_with(|| Box::new([0; WIDE_WORDS]));
+            let wide = self.wide_mut();
             let shift = (exponent.max(1) - 1) as u32;
             add_shifted(wide, mantissa, shift, bits >> 63 == 1);
         }
     }
 
+    fn wide_mut(&mut self) -> &mut Wide {
+        self.wide.get_or_insert_with(|| Box::new([0; WIDE_WORDS]))
+    }
+
     pub fn merge(&mut self, other: &ExactSum) {
         add_words(&mut self.words, other.words);
         if let Some(theirs) = &other.wide {
-            let ours = self.wide.get_or_insert_with(|| Box::new([0; WIDE_WORDS]));
+            let ours = self.wide_mut();
             let mut carry = false;
             for (word, &add) in ours.iter_mut().zip(theirs.iter()) {
                 let (sum, first) = word.overflowing_add(add);
@@ -120,13 +119,11 @@ impl ExactSum {
         let [low, high, top] = self.words;
         let sum = match (&self.wide, top) {
             // The conversion rounds once; scaling by a power of two is exact.
-            (None, 0) => (u128::from(high) << 64 | u128::from(low)) as f64 * unit(0),
+            (None, 0) => (u128::from(high) << 64 | u128::from(low)) as f64 * UNIT,
             _ => {
                 let mut wide: Wide = self.wide.as_deref().copied().unwrap_or([0; WIDE_WORDS]);
                 for (word, at) in self.words.into_iter().zip([0, 64, 128]) {
-                    for (piece, half) in [(word & 0xffff_ffff, 0), (word >> 32, 32)] {
-                        add_shifted(&mut wide, piece, COMMON_IN_WIDE + at + half, false);
-                    }
+                    add_shifted(&mut wide, word, COMMON_IN_WIDE + at, false);
                 }
                 round_wide(&wide)
             }
@@ -137,11 +134,6 @@ impl ExactSum {
             sum
         }
     }
-}
-
-/// 2^(shift − 80).
-fn unit(shift: u64) -> f64 {
-    f64::from_bits((1023 + shift - FRACTION_BITS) << MANTISSA_BITS)
 }
 
 /// A common value as a whole number of units, in two words (low, high).
@@ -331,7 +323,7 @@ mod tests {
 
     fn sum_of(values: &[f64]) -> f64 {
         let mut sum = ExactSum::default();
-        values.iter().for_each(|&v| sum.add(v));
+        values.iter().for_each(|&v| sum.extend([v]));
         sum.value()
     }
 
@@ -390,8 +382,8 @@ mod tests {
         assert!(!sign(&[1.5, -1.5]));
         assert!(!sign(&[-1e-300, 1e-300]));
         let (mut a, mut b) = (ExactSum::default(), ExactSum::default());
-        a.add(-0.0);
-        b.add(0.0);
+        a.extend([-0.0]);
+        b.extend([0.0]);
         a.merge(&b);
         assert!(!a.value().is_sign_negative());
     }
@@ -425,7 +417,7 @@ mod tests {
             let cut = (next(&mut state) as usize) % (shuffled.len() + 1);
             let (mut first, mut second) = (ExactSum::default(), ExactSum::default());
             first.extend(shuffled[..cut].iter().copied());
-            shuffled[cut..].iter().for_each(|&v| second.add(v));
+            shuffled[cut..].iter().for_each(|&v| second.extend([v]));
             let travelled: ExactSum =
                 serde_json::from_str(&serde_json::to_string(&second).unwrap()).unwrap();
             first.merge(&travelled);
@@ -443,7 +435,7 @@ mod tests {
         let big = 2f64.powi(46) + 0.5;
         let mut sum = ExactSum::default();
         sum.extend(std::iter::repeat_n(big, 1 << 20));
-        sum.add(2f64.powi(-80));
+        sum.extend([2f64.powi(-80)]);
         assert_eq!(sum.value(), 2f64.powi(66) + 2f64.powi(19));
     }
 

@@ -8,7 +8,7 @@
 //! is plain Rust with no JavaScript types; `binding` is the one place where JS
 //! values come in and results and errors go out.
 
-// Basics: the engine's memory, time, errors, JSON writing, request parameters and paths, the worker's settings.
+// Basics: the engine's memory, time, errors, JSON writing, mergeable quantiles and sums, request parameters and paths, the worker's settings.
 mod memory;
 mod words;
 pub mod timestamp;

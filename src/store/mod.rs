@@ -625,18 +625,12 @@ impl EdgeTable {
 
     /// Whether `entries` can be addressed: text blocks and request offsets
     /// are `u32` (`text_after`: see there).
-    #[cfg_attr(
-        target_pointer_width = "32",
-        allow(
-            clippy::absurd_extreme_comparisons,
-            reason = "a usize of 32 bits is always within u32; of 64, it may not be"
-        )
-    )]
     pub(crate) fn fits(&self, entries: &[StagedEdge], text_after: (usize, usize)) -> bool {
         let (listed, requests) = listed_requests(entries);
-        text_after.0 <= text::MAX_BLOCKS
-            && self.listed_end.len() + listed < u32::MAX as usize
-            && self.request_url.len() + requests < u32::MAX as usize
+        let below_u32_max = |rows: usize| u32::try_from(rows).is_ok_and(|rows| rows < u32::MAX);
+        text::can_number(text_after.0)
+            && below_u32_max(self.listed_end.len() + listed)
+            && below_u32_max(self.request_url.len() + requests)
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).
@@ -865,15 +859,8 @@ impl OtherTable {
     }
 
     /// Whether the text stays addressable: its blocks are `u32` (`text_after`).
-    #[cfg_attr(
-        target_pointer_width = "32",
-        allow(
-            clippy::absurd_extreme_comparisons,
-            reason = "a usize of 32 bits is always within u32; of 64, it may not be"
-        )
-    )]
     pub(crate) fn fits(&self, text_after: (usize, usize)) -> bool {
-        text_after.0 <= text::MAX_BLOCKS
+        text::can_number(text_after.0)
     }
 
     /// What `heap_bytes` will be once `entries` are appended (an upper bound).

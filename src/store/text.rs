@@ -221,8 +221,11 @@ const BLOCK_BITS: u32 = 16;
 /// the dictionary is read half as often: wasm ingest 5–13% faster and the
 /// store 0.9% smaller at 1M (`bench/ab.mjs`), logs.all within ±12%.
 const BLOCK_BYTES: usize = 1 << BLOCK_BITS;
-/// Blocks an arena can number (`u32::MAX` is a null span's).
-pub(crate) const MAX_BLOCKS: usize = u32::MAX as usize;
+/// Whether an arena can number `blocks` blocks: up to `u32::MAX` (a null
+/// span's), always where `usize` is 32 bits.
+pub(crate) fn can_number(blocks: usize) -> bool {
+    u32::try_from(blocks).is_ok()
+}
 /// No block: a lane that has not opened one.
 const NO_BLOCK: u32 = u32::MAX;
 
@@ -358,19 +361,12 @@ impl Arena {
     /// an open block is not of its length, a lane's block is not an open
     /// one, or the dictionary is too long (text is checked when a reader
     /// reads it).
-    #[cfg_attr(
-        target_pointer_width = "32",
-        allow(
-            clippy::absurd_extreme_comparisons,
-            reason = "a usize of 32 bits is always within u32; of 64, it may not be"
-        )
-    )]
     pub(crate) fn from_parts(
         blocks: Vec<StoredBlock<'_>>,
         open_of: Vec<u32>,
         dictionary: Vec<u8>,
     ) -> Option<Arena> {
-        if blocks.len() > MAX_BLOCKS || dictionary.len() > DICTIONARY_BYTES {
+        if !can_number(blocks.len()) || dictionary.len() > DICTIONARY_BYTES {
             return None;
         }
         let sealed_any = blocks.iter().any(|block| block.kind != BlockKind::Open);

@@ -15,16 +15,17 @@ use super::columns::chunk_ranges;
 use super::{Interner, NameCount, Sym, NONE};
 
 /// Most origins, and most directories, a table tells apart: an id is a
-/// character below the surrogates. A URL of one more origin keeps it in its
-/// rest, under the empty origin (as if it had none), and one of one more
-/// directory keeps it in its tail, under the empty directory, so it is still
-/// held exactly.
+/// character below the surrogates. A URL of one more origin is its own tail,
+/// under the empty origin and the empty directory, and one of one more
+/// directory keeps its directory in its tail, under the empty directory, so
+/// it is still held exactly.
 const MAX_TABLE_ORIGINS: usize = 0xD800;
 const MAX_TABLE_DIRECTORIES: usize = 0xD800;
 
 /// The empty origin's id (of URLs without one): interned before any other.
 pub const EMPTY_ORIGIN: Sym = 0;
-/// The empty directory's id (of rests without a `/` before their query).
+/// The empty directory's id: of rests without a `/` before their query, and
+/// of URLs past the most origins or directories.
 const EMPTY_DIRECTORY: Sym = 0;
 
 /// Most bytes of a key's two markers (ids are below U+D800).
@@ -86,28 +87,33 @@ fn key_into<'k>(key: &'k mut String, (origin, directory): (Sym, Sym), tail: &str
 }
 
 /// A URL cut where `UrlNames` holds it apart: origin, directory and tail.
-struct Parts<'u> {
+#[derive(Clone, Copy)]
+struct UrlCut<'u> {
+    url: &'u str,
     origin: &'u str,
     directory: &'u str,
     tail: &'u str,
 }
 
-fn parts(url: &str) -> Parts<'_> {
+fn cut(url: &str) -> UrlCut<'_> {
     let (origin, rest) = url.split_at(origin_end(url));
     let (directory, tail) = rest.split_at(directory_end(rest));
-    Parts {
+    UrlCut {
+        url,
         origin,
         directory,
         tail,
     }
 }
 
-/// The id `names` holds `value` under, that of the empty value (0) when it
-/// is full and does not hold it, or `None` when it would take it.
+/// The id `names` holds `value` under, that of its empty value
+/// (`EMPTY_ORIGIN`, `EMPTY_DIRECTORY`) when it is full and does not hold
+/// it, or `None` when it would take it.
 fn held_id(names: &Interner, value: &str, most: usize) -> Option<Sym> {
+    const EMPTY: Sym = 0;
     match names.lookup(value) {
         Some(id) => Some(id),
-        None if names.len() >= most => Some(0),
+        None if names.len() >= most => Some(EMPTY),
         None => None,
     }
 }
@@ -116,12 +122,13 @@ impl UrlNames {
     /// The origin and directory ids a URL is held under, with its tail
     /// (what its key holds past their markers); `None` for an origin or a
     /// directory not held yet, with room for it.
-    fn split<'u>(&self, url: &'u str) -> (Option<Sym>, Option<Sym>, &'u str) {
-        let Parts {
+    fn split<'u>(&self, cut: &UrlCut<'u>) -> (Option<Sym>, Option<Sym>, &'u str) {
+        let UrlCut {
+            url,
             origin,
             directory,
             tail,
-        } = parts(url);
+        } = *cut;
         match held_id(&self.origins, origin, MAX_TABLE_ORIGINS) {
             // Past the most origins: the whole URL is the tail.
             Some(EMPTY_ORIGIN) if !origin.is_empty() => {
@@ -142,14 +149,10 @@ impl UrlNames {
             self.origins.intern("");
             self.directories.intern("");
         }
-        let (origin, directory, tail) = self.split(url);
-        let Parts {
-            origin: origin_text,
-            directory: directory_text,
-            ..
-        } = parts(url);
-        let origin = origin.unwrap_or_else(|| self.origins.intern(origin_text));
-        let directory = directory.unwrap_or_else(|| self.directories.intern(directory_text));
+        let cut = cut(url);
+        let (origin, directory, tail) = self.split(&cut);
+        let origin = origin.unwrap_or_else(|| self.origins.intern(cut.origin));
+        let directory = directory.unwrap_or_else(|| self.directories.intern(cut.directory));
         let mut key = std::mem::take(&mut self.key);
         let id = self
             .keys
@@ -164,7 +167,7 @@ impl UrlNames {
 
     #[cfg(test)]
     fn lookup(&self, url: &str) -> Option<Sym> {
-        match self.split(url) {
+        match self.split(&cut(url)) {
             (Some(origin), Some(directory), tail) => {
                 let mut key = String::new();
                 self.keys
@@ -227,9 +230,7 @@ impl UrlNames {
         let mut new = std::collections::HashSet::new();
         let mut key = String::new();
         for url in urls.flatten() {
-            let Parts {
-                origin, directory, ..
-            } = parts(url);
+            let cut = cut(url);
             // The key's text, and the origin's and the directory's if new.
             let (key_text, new_origin, new_directory) = match count {
                 // The whole URL may be a key (past the most origins).
@@ -238,7 +239,7 @@ impl UrlNames {
                     if !new.insert(url) {
                         continue;
                     }
-                    match self.split(url) {
+                    match self.split(&cut) {
                         (Some(o), Some(d), tail) => {
                             if self.keys.lookup(key_into(&mut key, (o, d), tail)).is_some() {
                                 continue;
@@ -254,11 +255,11 @@ impl UrlNames {
             growth.key_text += MARKER_BYTES + key_text;
             if new_origin {
                 growth.origins += 1;
-                growth.origin_text += origin.len();
+                growth.origin_text += cut.origin.len();
             }
             if new_directory {
                 growth.directories += 1;
-                growth.directory_text += directory.len();
+                growth.directory_text += cut.directory.len();
             }
         }
         growth
@@ -477,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn past_the_most_origins_a_url_keeps_its_origin_in_its_rest() {
+    fn past_the_most_origins_a_url_is_its_own_tail() {
         let mut names = UrlNames::default();
         names.intern("");
         for n in 1..MAX_TABLE_ORIGINS {

@@ -229,11 +229,11 @@ fn rows_are_sorted_ascending_whatever_the_ingest_order() {
 
 /// Times at one instant are summed exactly, so the order they came in does
 /// not show in the last digits of avg (left to right in floats, these give
-/// 2.6 in one order and 2.5999999999999996 in another).
+/// 2.5999999999999996 in one order and 2.6 in the other).
 #[test]
 fn averages_do_not_depend_on_the_order_of_equal_timestamps() {
     let at = NOW - 10 * MIN;
-    let answers: Vec<Vec<f64>> = [[0.1, 2.3, 0.2], [0.2, 2.3, 0.1]]
+    let answers: Vec<Vec<f64>> = [[0.1, 0.2, 2.3], [0.1, 2.3, 0.2]]
         .iter()
         .map(|times| {
             let mut svc = service();
