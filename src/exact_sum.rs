@@ -52,8 +52,14 @@ pub struct ExactSum {
 }
 
 impl ExactSum {
-    /// Adds every value (NaN makes the sum NaN, as IEEE addition does), with
-    /// the sum of the common ones kept in registers.
+    /// Adds one value (NaN makes the sum NaN, as IEEE addition does).
+    #[inline]
+    pub fn add(&mut self, value: f64) {
+        self.extend([value]);
+    }
+
+    /// Adds every value, as `add` does, with the sum of the common ones kept
+    /// in registers.
     pub fn extend(&mut self, values: impl IntoIterator<Item = f64>) {
         let mut words = self.words;
         for value in values {

@@ -236,16 +236,13 @@ fn fill(query: &CombinedStatsQuery, store: &Store, now: Micros) -> Vec<(Micros, 
     filled(buckets, first, step)
 }
 
-/// The buckets that hold invocations, by start, their times summed.
+/// The buckets that hold invocations, by start.
 fn filled(buckets: Vec<Bucket>, first: Micros, step: Micros) -> Vec<(Micros, Bucket)> {
     buckets
         .into_iter()
         .enumerate()
         .filter(|(_, bucket)| bucket.row.requests_count > 0)
-        .map(|(slot, mut bucket)| {
-            bucket.sum_times();
-            (first + slot as Micros * step, bucket)
-        })
+        .map(|(slot, bucket)| (first + slot as Micros * step, bucket))
         .collect()
 }
 
@@ -261,13 +258,10 @@ struct BucketState {
     max: Option<u64>,
 }
 
-/// One bucket's invocations as they are counted: times as rows are read,
-/// summed in one pass once the bucket is filled (`sum_times`), as
-/// invocation-stats sums them.
+/// One bucket's invocations as they are counted.
 #[derive(Default)]
 struct Bucket {
     row: CombinedStatsRow,
-    times: Vec<f64>,
     sum: ExactSum,
     timed: usize,
     max: Option<f64>,
@@ -286,18 +280,14 @@ impl FunctionBucket for Bucket {
             _ => {}
         }
         if !time.is_nan() {
-            self.times.push(time);
+            self.sum.add(time);
+            self.timed += 1;
             self.max = Some(self.max.map_or(time, |max| max.max(time)));
         }
     }
 }
 
 impl Bucket {
-    fn sum_times(&mut self) {
-        self.timed += self.times.len();
-        self.sum.extend(self.times.drain(..));
-    }
-
     fn finish(mut self, timestamp: Micros) -> CombinedStatsRow {
         self.row.timestamp = timestamp;
         if self.timed > 0 {
@@ -359,7 +349,6 @@ mod tests {
                         expected.entry(start).or_default().add(status, time);
                     }
                 }
-                expected.values_mut().for_each(Bucket::sum_times);
                 let got = fill(&query, store, now);
                 assert_eq!(
                     got.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
