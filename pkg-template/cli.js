@@ -12,7 +12,8 @@
 import { createReadStream, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs as parseNodeArgs } from "node:util";
-import { LogEndpoints, LogFeed } from "./node.js";
+import { availableParallelism } from "node:os";
+import { LogEndpoints, LogFeed, SealWorker } from "./node.js";
 
 const USAGE = `usage:
   log-endpoints query <endpoint> (--logs FILE [--logs FILE ...] | --open SNAPSHOT) --param NAME=VALUE [...]
@@ -173,7 +174,7 @@ function onceEach(files) {
  * `totals`. Whether the store had room for all of it (false: it is full, and
  * `totals.full` says where reading stopped).
  */
-async function ingestFile(svc, file, forcedStream, totals) {
+async function ingestFile(svc, sealer, file, forcedStream, totals) {
   const size = readableSize(file);
   const progress = progressReporter(file, size);
   const name = file === "-" ? "standard input" : file;
@@ -184,6 +185,7 @@ async function ingestFile(svc, file, forcedStream, totals) {
     for await (const chunk of fileBytes(file)) {
       bytesRead += chunk.length;
       feed.push(chunk);
+      sealer?.pump();
       progress.update(bytesRead, feed.entries);
       if (feed.readsNoMore) break;
     }
@@ -351,12 +353,15 @@ async function main(argv) {
   }
   const totals = { accepted: 0, rejected: 0, reasons: [] };
   const files = [...onceEach(options.logs)];
+  // With a second core, text blocks are compressed there while reading goes on.
+  const sealer = files.length > 0 && availableParallelism() > 1 ? new SealWorker(svc) : null;
   for (const [at, file] of files.entries()) {
-    if (await ingestFile(svc, file, options.stream, totals)) continue;
+    if (await ingestFile(svc, sealer, file, options.stream, totals)) continue;
     const unread = files.length - at - 1;
     process.stderr.write(`warning: ${totals.full}${unread ? `; ${LogFeed.laterFilesNotRead(unread)}` : ""}; the answer covers what was kept (--max-store raises the store's size)\n`);
     break;
   }
+  await sealer?.close();
   if (totals.rejected > 0) {
     process.stderr.write(`warning: ${plural(totals.rejected, "entry", "entries")} rejected, e.g. ${totals.reasons.join("; ")}\n`);
   }

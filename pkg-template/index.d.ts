@@ -65,7 +65,32 @@ export declare class LogEndpoints {
   snapshotParts(write: (index: number, part: Uint8Array) => void): number;
   /** As `fromSnapshot`, for a snapshot kept in pieces (`bytes` in all), each read as it comes (only a value straddling two is joined): a lazy iterable keeps one part in memory at a time. Rethrows what the iterable throws. */
   static fromSnapshotParts(parts: Iterable<Uint8Array>, bytes: number, options?: LogEndpointsOptions): LogEndpoints;
+  /** From now on, full text blocks wait for seal jobs compressed by another instance of the module (`SealWorker` does it in Node); `false`: they are compressed as they fill, those waiting now. Answers and snapshots are the same either way. */
+  deferSeals(on: boolean): void;
+  /** The full text blocks not handed out yet, as seal jobs for `LogEndpoints.sealBlocks`; undefined when there are none. */
+  takeSealJobs(): Uint8Array | undefined;
+  /** Compresses seal jobs (in any instance of the module): the sealed blocks for `installSealed`. */
+  static sealBlocks(jobs: Uint8Array | ArrayBuffer): Uint8Array;
+  /** Puts sealed blocks in place of their open text: how many (a block compressed here since is passed over). */
+  installSealed(sealed: Uint8Array | ArrayBuffer): number;
   free(): void;
+}
+
+/**
+ * Node only (the package's Node entry): compresses a service's full text
+ * blocks on a second thread while it ingests. Call `pump()` after each
+ * `ingest` or `LogFeed` push, and await `settled()` before saving or timing.
+ */
+export declare class SealWorker {
+  constructor(service: LogEndpoints);
+  /** Installs what the worker sealed, and hands it the blocks filled since. */
+  pump(): void;
+  /** Resolves once every block handed out is sealed and in place. */
+  settled(): Promise<void>;
+  /** Settles, then stops the worker; blocks filled later are compressed as they fill. */
+  close(): Promise<void>;
+  /** Why the worker stopped compressing (the service then compresses its blocks itself); null while it works. */
+  readonly failed: Error | null;
 }
 
 /** A log file fed in pieces: framed, routed by stream and ingested in batches by the module. */

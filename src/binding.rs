@@ -183,6 +183,8 @@ export interface StoreStats {
   storeBytes: number;
   /** Bytes of sealed text blocks in the `blockStorage` option's storage. */
   storageBytes: number;
+  /** Full text blocks waiting for their seal job (`deferSeals`), read as open text meanwhile. */
+  unsealedBlocks: number;
   cachedResults: number;
 }
 export interface WarmReport { refreshed: number; kept: number }
@@ -1450,7 +1452,44 @@ impl JsLogEndpoints {
         self.inner.borrow_mut().clear_cache();
     }
 
-    /// `{ edgeEntries, functionRows, otherSources, storeBytes, storageBytes, cachedResults }`.
+    /// `deferSeals(on)`: from now on, full text blocks wait for the host to
+    /// compress them in another instance of the module (`takeSealJobs` →
+    /// `LogEndpoints.sealBlocks` in a worker → `installSealed`), so ingest
+    /// goes on while a second core compresses; they are read as open text
+    /// meanwhile. `false`: they are compressed as they fill, and those
+    /// waiting now. Answers and snapshots come out the same either way.
+    #[wasm_bindgen(js_name = deferSeals)]
+    pub fn defer_seals(&mut self, on: bool) {
+        self.inner.borrow_mut().defer_seals(on);
+    }
+
+    /// `takeSealJobs()` → the full text blocks not handed out yet, as one
+    /// `Uint8Array` of seal jobs for `LogEndpoints.sealBlocks`; `undefined`
+    /// when there are none.
+    #[wasm_bindgen(js_name = takeSealJobs)]
+    pub fn take_seal_jobs(&mut self) -> Option<Vec<u8>> {
+        self.inner.borrow_mut().take_seal_jobs()
+    }
+
+    /// `LogEndpoints.sealBlocks(jobs)` → the sealed blocks (a `Uint8Array`)
+    /// for `installSealed`: compresses seal jobs, in any instance of the
+    /// module (a worker's). Throws 500 `bad_seal_jobs` for other bytes.
+    #[wasm_bindgen(js_name = sealBlocks)]
+    pub fn seal_blocks(jobs: JsValue) -> Result<Vec<u8>, JsValue> {
+        Ok(LogEndpoints::seal_blocks(&bytes_of(&jobs, "jobs")?)?)
+    }
+
+    /// `installSealed(sealed)` → how many blocks `sealBlocks`' answer put in
+    /// place (one compressed here since is passed over). Throws 500
+    /// `bad_seal_jobs` for bytes that are not sealed blocks of this store's jobs.
+    #[wasm_bindgen(js_name = installSealed)]
+    pub fn install_sealed(&mut self, sealed: JsValue) -> Result<u32, JsValue> {
+        let sealed = bytes_of(&sealed, "sealed")?;
+        let installed = self.inner.borrow_mut().install_sealed(&sealed)?;
+        Ok(installed as u32)
+    }
+
+    /// `{ edgeEntries, functionRows, otherSources, storeBytes, storageBytes, unsealedBlocks, cachedResults }`.
     pub fn stats(&self) -> Result<JsValue, JsValue> {
         to_js(&self.inner.borrow().stats())
     }

@@ -134,6 +134,9 @@ errors! {
     /// A shard's answer (sharded deployment) cannot be combined with the others.
     BadShardAnswer { reason: String } => 502, "bad_shard_answer",
         "a shard's answer could not be merged or read (never expected; a bug to report)";
+    /// Seal jobs or sealed blocks a host handed between the module's instances do not read.
+    BadSealJobs { reason: String } => 500, "bad_seal_jobs",
+        "seal jobs or sealed text blocks handed between two instances of the module (`takeSealJobs`, `sealBlocks`, `installSealed`) that do not read as the module wrote them (never expected; a bug to report)";
     /// A part of the deployment (a shard, the directory, the engine) did not answer.
     Unavailable { reason: String } => 503, "unavailable",
         "a part of the deployment did not answer or is restarting; retry";
@@ -284,6 +287,7 @@ impl fmt::Display for Error {
             Error::BadShardAnswer { reason } => {
                 write!(f, "a shard's answer could not be combined: {reason}")
             }
+            Error::BadSealJobs { reason } => write!(f, "seal jobs do not read: {reason}"),
             Error::Unavailable { reason } => write!(f, "unavailable: {reason}; retry shortly"),
             Error::StorageUnavailable { reason } => write!(
                 f,

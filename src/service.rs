@@ -50,6 +50,9 @@ pub struct StoreStats {
     pub store_bytes: usize,
     /// Bytes of compressed text in the host's block storage, not in memory.
     pub storage_bytes: usize,
+    /// Full text blocks waiting for their seal job (`defer_seals`), read
+    /// as open text until it is installed.
+    pub unsealed_blocks: usize,
     pub cached_results: usize,
 }
 
@@ -848,11 +851,15 @@ impl LogEndpoints {
     /// The wide URL filters due (see `UrlTrigrams`) give way to the entries:
     /// a batch that fits only without them leaves them unbuilt.
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
-        let text_after = self.store.edge.text_after(staged);
-        let after = |store: &Store, names| {
+        let predict = |store: &Store, text_after, names| {
             store.heap_bytes() - store.edge.heap_bytes()
                 + store.edge.heap_bytes_after(staged, names, text_after)
         };
+        let mut text_after = self.store.edge.text_after(staged);
+        if self.seals_in_place_when_full(|store, names| predict(store, text_after, names)) {
+            text_after = self.store.edge.text_after(staged);
+        }
+        let after = |store: &Store, names| predict(store, text_after, names);
         let optional = self.store.edge.url_trigrams.due_bytes();
         let postpone = match self.check_budget(Budget::Store, after) {
             Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if optional > 0 => {
@@ -908,13 +915,19 @@ impl LogEndpoints {
     /// Appends other sources' entries whole, or, past the budget or their
     /// share of it, none (503 `store_full`).
     fn append_others(&mut self, entries: &[StagedOther]) -> Result<()> {
-        let text_after = self.store.other.text_after(entries);
+        let predict = |store: &Store, text_after, names| {
+            store.heap_bytes() - store.other.heap_bytes()
+                + store.other.heap_bytes_after(entries, names, text_after)
+        };
+        let mut text_after = self.store.other.text_after(entries);
+        if self.seals_in_place_when_full(|store, names| predict(store, text_after, names)) {
+            text_after = self.store.other.text_after(entries);
+        }
         self.check_budget(Budget::OtherSources, |store, names| {
             store.other.heap_bytes_after(entries, names, text_after)
         })?;
         self.check_budget(Budget::Store, |store, names| {
-            store.heap_bytes() - store.other.heap_bytes()
-                + store.other.heap_bytes_after(entries, names, text_after)
+            predict(store, text_after, names)
         })?;
         if !self.store.other.fits(text_after) {
             return Err(Error::BatchTooLarge {
@@ -934,16 +947,31 @@ impl LogEndpoints {
     /// The busiest projects' packed function rows give way to rows: when a
     /// batch fits only without them, they are dropped (and no more are made:
     /// the store is nearly full).
+    /// Whether a store that defers its seals (`defer_seals`), and would pass
+    /// its budget with a batch (`predict`), went back to compressing its
+    /// blocks here, those waiting first: as one that never deferred, it then
+    /// takes the same batches. The caller predicts again.
+    fn seals_in_place_when_full(&mut self, predict: impl Fn(&Store, NameCount) -> usize) -> bool {
+        let limit = self.limits.max_store_bytes;
+        let full = self.store.defers_seals()
+            && predict(&self.store, NameCount::AllNew) > limit
+            && predict(&self.store, NameCount::Exact) > limit;
+        if full {
+            self.store.defer_seals(false);
+        }
+        full
+    }
+
     fn check_budget(
         &mut self,
         budget: Budget,
-        after: impl Fn(&Store, NameCount) -> usize,
+        predict: impl Fn(&Store, NameCount) -> usize,
     ) -> Result<()> {
         let limit = budget.limit(&self.limits);
-        if after(&self.store, NameCount::AllNew) <= limit {
+        if predict(&self.store, NameCount::AllNew) <= limit {
             return Ok(());
         }
-        let mut after = after(&self.store, NameCount::Exact);
+        let mut after = predict(&self.store, NameCount::Exact);
         let packed = self.store.functions.packed.heap_bytes();
         if after > limit && matches!(budget, Budget::Store) && after - packed <= limit {
             self.store.functions.packed.give_way();
@@ -1201,6 +1229,42 @@ impl LogEndpoints {
         self.cache.clear();
     }
 
+    /// From now on, full text blocks wait for the host to compress them in
+    /// another instance of the module (`take_seal_jobs`, `seal_blocks`,
+    /// `install_sealed`): ingest goes on while a second core compresses. Off,
+    /// they are compressed as they fill, and those waiting are compressed
+    /// now. Answers are the same either way.
+    pub fn defer_seals(&mut self, on: bool) {
+        self.store.defer_seals(on);
+    }
+
+    /// The full text blocks not handed out yet, as a frame of seal jobs;
+    /// `None` when there are none.
+    pub fn take_seal_jobs(&mut self) -> Option<Vec<u8>> {
+        self.store.take_seal_jobs()
+    }
+
+    /// Compresses a frame of seal jobs (in any instance of the module):
+    /// the frame of sealed blocks for `install_sealed`, 500 `bad_seal_jobs`
+    /// for bytes that are not seal jobs.
+    pub fn seal_blocks(jobs: &[u8]) -> Result<Vec<u8>> {
+        crate::store::seal_jobs::seal_blocks(jobs).ok_or_else(|| Error::BadSealJobs {
+            reason: "not a whole frame of seal jobs".into(),
+        })
+    }
+
+    /// Puts sealed blocks in place of the open text they were made from: how
+    /// many were, a block that no longer waits (compressed here since) being
+    /// passed over; 500 `bad_seal_jobs` for a frame that is not sealed blocks
+    /// of this store's jobs.
+    pub fn install_sealed(&mut self, sealed: &[u8]) -> Result<usize> {
+        self.store
+            .install_sealed(sealed)
+            .map_err(|reason| Error::BadSealJobs {
+                reason: reason.into(),
+            })
+    }
+
     pub fn endpoints(&self) -> &'static [EndpointInfo] {
         registry()
     }
@@ -1220,6 +1284,7 @@ impl LogEndpoints {
             other_sources: self.store.other.entries_by_source(),
             store_bytes: self.store.heap_bytes(),
             storage_bytes: self.store.storage_bytes(),
+            unsealed_blocks: self.store.unsealed_blocks(),
             cached_results: self.cache.len(),
         }
     }

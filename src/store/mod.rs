@@ -23,6 +23,7 @@ pub mod text;
 pub mod url_names;
 pub mod project_index;
 mod pieced_text;
+pub(crate) mod seal_jobs;
 
 use columns::{capacity_bound, sum_columns, Column, PointsInto};
 pub use columns::{chunk_ranges, in_chunk, runs_by_chunk, Chunked};
@@ -975,6 +976,55 @@ impl Store {
         use block_storage::TextTable;
         self.edge.text.keep_in(storage.clone(), TextTable::Edge);
         self.other.text.keep_in(storage.clone(), TextTable::Other);
+    }
+
+    /// From now on, full text blocks wait for the host to compress them
+    /// elsewhere (`on`: `take_seal_jobs`, `install_sealed`), or are
+    /// compressed as they fill, those waiting now included (`!on`).
+    pub fn defer_seals(&mut self, on: bool) {
+        self.edge.text.defer_seals(on);
+        self.other.text.defer_seals(on);
+    }
+
+    /// Whether full text blocks wait for seal jobs (`defer_seals`).
+    pub fn defers_seals(&self) -> bool {
+        self.edge.text.defers_seals()
+    }
+
+    /// The full blocks not handed out yet, as a frame of seal jobs
+    /// (`seal_jobs`); `None` when there are none.
+    pub fn take_seal_jobs(&mut self) -> Option<Vec<u8>> {
+        use block_storage::TextTable;
+        let mut jobs = seal_jobs::JobsWriter::new();
+        self.edge.text.write_seal_jobs(TextTable::Edge, &mut jobs);
+        self.other.text.write_seal_jobs(TextTable::Other, &mut jobs);
+        jobs.finish()
+    }
+
+    /// Puts in place the blocks of a sealed frame: how many were installed,
+    /// a block that no longer waits being passed over; `Err` for a frame
+    /// that is not one, or a block that cannot be the one handed out.
+    pub fn install_sealed(&mut self, sealed: &[u8]) -> Result<usize, &'static str> {
+        use block_storage::TextTable;
+        let blocks = seal_jobs::sealed_blocks(sealed).ok_or("not a frame of sealed blocks")?;
+        let mut installed = 0;
+        for block in blocks {
+            let arena = match block.table {
+                TextTable::Edge => &mut self.edge.text,
+                TextTable::Other => &mut self.other.text,
+            };
+            match arena.install_sealed(block.block, block.len, block.compressed) {
+                text::Installed::Yes => installed += 1,
+                text::Installed::Stale => {}
+                text::Installed::Wrong(reason) => return Err(reason),
+            }
+        }
+        Ok(installed)
+    }
+
+    /// Full text blocks waiting for their seal, handed out or not.
+    pub fn unsealed_blocks(&self) -> usize {
+        self.edge.text.unsealed_blocks() + self.other.text.unsealed_blocks()
     }
 
     /// Whether some text is in a host's storage (the store then reads only

@@ -11,10 +11,12 @@
 //! nothing), and a block in storage as its hash and length.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use super::block_storage::{block_key, BlockStorageRef, TextTable};
 use super::columns::capacity_bound;
 use super::deflate;
+use super::seal_jobs::JobsWriter;
 
 /// A row's record in a table's text: its block, and in `at` its offset
 /// within the block (the top `BLOCK_BITS`) and its length (the rest), or
@@ -307,6 +309,20 @@ pub struct Arena {
     /// Where sealed blocks go (none: they stay in memory), and the table
     /// whose text this is.
     storage: Option<(BlockStorageRef, TextTable)>,
+    /// Whether full blocks wait for the host to compress them elsewhere
+    /// (`seal_jobs`) rather than being compressed as they fill.
+    defers_seals: bool,
+    /// Full blocks not yet compressed (still open, and read as such), each
+    /// with whether it was handed to the host as a seal job. A snapshot
+    /// keeps them open; after a restore they wait again.
+    unsealed: BTreeMap<u32, Handed>,
+}
+
+/// Whether a full block waiting for its seal went out in a seal job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Handed {
+    No,
+    Yes,
 }
 
 /// A dictionary of the first text seen lets a small block (one project's
@@ -398,12 +414,22 @@ impl Arena {
         let lanes_fit = open_of
             .iter()
             .all(|&b| b == NO_BLOCK || matches!(blocks.get(b as usize), Some(Block::Open(_))));
+        // An open block no lane fills was waiting for its seal.
+        let mut unsealed: BTreeMap<u32, Handed> = (0..blocks.len() as u32)
+            .filter(|&b| matches!(blocks.get(b as usize), Some(Block::Open(_))))
+            .map(|b| (b, Handed::No))
+            .collect();
+        for lane_block in &open_of {
+            unsealed.remove(lane_block);
+        }
         lanes_fit.then_some(Arena {
             blocks,
             open_of,
             dictionary,
             sealed_any,
             storage: None,
+            defers_seals: false,
+            unsealed,
         })
     }
 
@@ -478,7 +504,12 @@ impl Arena {
                 }
             });
             if starts_a_block(*len, text) {
-                bytes = bytes + deflate::compressed_bound(*len) - *capacity;
+                // A block left to a seal job stays as it is until the job
+                // comes back.
+                bytes = match self.defers_seals {
+                    true => bytes + UNSEALED_ENTRY,
+                    false => bytes + deflate::compressed_bound(*len) - *capacity,
+                };
                 (*len, *capacity) = (0, 0);
             }
             if *len == 0 && *capacity == 0 {
@@ -505,7 +536,10 @@ impl Arena {
         });
         let seal_slack: usize = open_lens
             .filter(|&len| len > 0)
-            .map(|len| deflate::compressed_bound(len) - len)
+            .map(|len| match self.defers_seals {
+                true => UNSEALED_ENTRY,
+                false => deflate::compressed_bound(len) - len,
+            })
             .sum();
         let dictionary = match self.sealed_any {
             true => 0,
@@ -532,6 +566,9 @@ impl Arena {
     /// Seals the largest open blocks while open blocks hold more than their
     /// share of the text (see `OPEN_SHARE`); their lanes start new ones.
     pub(crate) fn compact(&mut self) {
+        if !self.defers_seals {
+            self.seal_waiting();
+        }
         let mut text = 0usize;
         let mut open = Vec::new();
         for block in &self.blocks {
@@ -563,9 +600,19 @@ impl Arena {
         }
     }
 
-    /// Compresses block `index` (a full open one), which fixes the dictionary.
+    /// Compresses block `index` (a full open one), or leaves it to a seal
+    /// job; either fixes the dictionary.
     fn seal(&mut self, index: usize) {
         self.sealed_any = true;
+        if self.defers_seals {
+            self.unsealed.insert(index as u32, Handed::No);
+            return;
+        }
+        self.seal_here(index);
+    }
+
+    /// Compresses block `index` now.
+    fn seal_here(&mut self, index: usize) {
         if let Some(block) = self.blocks.get_mut(index) {
             if let Block::Open(text) = block {
                 // A block deflate did not finish stays as it is, open.
@@ -679,8 +726,102 @@ impl Arena {
         text + self.blocks.capacity() * BLOCK_SLOT
             + self.open_of.capacity() * 4
             + self.dictionary.capacity()
+            + self.unsealed.len() * UNSEALED_ENTRY
+    }
+
+    /// From now on, full blocks wait for seal jobs (`on`), or are
+    /// compressed as they fill, those waiting now included (`!on`).
+    pub(crate) fn defer_seals(&mut self, on: bool) {
+        self.defers_seals = on;
+        if !on {
+            self.seal_waiting();
+        }
+    }
+
+    /// Compresses here every full block still waiting for its seal; a seal
+    /// job that comes back for one later is stale.
+    fn seal_waiting(&mut self) {
+        for index in std::mem::take(&mut self.unsealed).into_keys() {
+            self.seal_here(index as usize);
+        }
+    }
+
+    /// Writes the full blocks not yet handed out as seal jobs of `table`,
+    /// and counts them as handed out.
+    pub(crate) fn write_seal_jobs(&mut self, table: TextTable, jobs: &mut JobsWriter) {
+        if !self.unsealed.values().any(|&handed| handed == Handed::No) {
+            return;
+        }
+        let mut section = jobs.section(table, &self.dictionary);
+        for (&index, handed) in self.unsealed.iter_mut() {
+            if let (Handed::No, Some(Block::Open(text))) =
+                (*handed, self.blocks.get(index as usize))
+            {
+                section.job(index, text);
+                *handed = Handed::Yes;
+            }
+        }
+    }
+
+    /// Puts in place block `index`'s seal as a job came back with it: `len`
+    /// bytes decoded, and its compressed bytes (`None`: deflate did not
+    /// finish, so it stays open, as a block sealed here would).
+    pub(crate) fn install_sealed(
+        &mut self,
+        index: u32,
+        len: u32,
+        compressed: Option<&[u8]>,
+    ) -> Installed {
+        if self.unsealed.get(&index) != Some(&Handed::Yes) {
+            return Installed::Stale;
+        }
+        let Some(block) = self.blocks.get_mut(index as usize) else {
+            return Installed::Wrong("a block the text does not have");
+        };
+        let Block::Open(text) = block else {
+            return Installed::Stale;
+        };
+        if text.len() != len as usize {
+            return Installed::Wrong("a block's length is not its text's");
+        }
+        if let Some(compressed) = compressed {
+            let fits = compressed.len() <= deflate::compressed_bound(text.len())
+                && text.len() <= compressed.len().saturating_mul(deflate::MAX_EXPANSION);
+            if !fits {
+                return Installed::Wrong("a block's compressed length cannot be deflate's");
+            }
+            *block = Block::Sealed {
+                compressed: compressed.into(),
+                len,
+            };
+        }
+        self.unsealed.remove(&index);
+        self.offload(index as usize);
+        Installed::Yes
+    }
+
+    pub(crate) fn defers_seals(&self) -> bool {
+        self.defers_seals
+    }
+
+    /// Full blocks waiting for their seal (handed out or not).
+    pub(crate) fn unsealed_blocks(&self) -> usize {
+        self.unsealed.len()
     }
 }
+
+/// What installing a seal job's block did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Installed {
+    Yes,
+    /// The block no longer waits (sealed here since, or never handed out).
+    Stale,
+    /// The job's answer cannot be this arena's block (a host's mistake).
+    Wrong(&'static str),
+}
+
+/// What memory counts for a full block waiting for its seal job.
+const UNSEALED_ENTRY: usize = 16;
 
 /// Blocks a reader keeps decoded (1 MiB, while a query runs): logs.all's
 /// rows are one project's newest, in its last blocks, but blocks filled by
@@ -961,6 +1102,137 @@ mod tests {
             .sum();
         assert!(open <= OPEN_FLOOR, "{open} bytes left open");
         reads_back_from_its_parts(&arena, &texts, &spans);
+    }
+
+    /// 20,000 texts of 300 lanes.
+    fn many_lanes() -> Vec<(usize, String)> {
+        (0..20_000)
+            .map(|i| {
+                (
+                    i % 300,
+                    format!("{{\"n\":{i},\"pad\":\"{}\"}}", "p".repeat(i % 90)),
+                )
+            })
+            .collect()
+    }
+
+    /// Hands `arena`'s waiting blocks out as seal jobs, and seals them as
+    /// another instance would: the sealed frame.
+    fn seal_elsewhere(arena: &mut Arena) -> Vec<u8> {
+        let mut jobs = super::super::seal_jobs::JobsWriter::new();
+        arena.write_seal_jobs(TextTable::Edge, &mut jobs);
+        jobs.finish()
+            .and_then(|jobs| super::super::seal_jobs::seal_blocks(&jobs))
+            .unwrap_or_else(|| b"S".to_vec())
+    }
+
+    /// Installs a sealed frame's blocks: how many went in.
+    fn install(arena: &mut Arena, sealed: &[u8]) -> usize {
+        let blocks = super::super::seal_jobs::sealed_blocks(sealed).unwrap();
+        blocks
+            .iter()
+            .filter(|b| arena.install_sealed(b.block, b.len, b.compressed) == Installed::Yes)
+            .count()
+    }
+
+    fn same_parts(a: &Arena, b: &Arena) {
+        let (a_blocks, a_lanes, a_dictionary) = a.parts();
+        let (b_blocks, b_lanes, b_dictionary) = b.parts();
+        assert_eq!(a_blocks.len(), b_blocks.len());
+        for (x, y) in a_blocks.iter().zip(&b_blocks) {
+            assert_eq!((x.kind, x.len, &x.bytes), (y.kind, y.len, &y.bytes));
+        }
+        assert_eq!((a_lanes, a_dictionary), (b_lanes, b_dictionary));
+    }
+
+    #[test]
+    fn blocks_sealed_by_jobs_come_out_as_blocks_sealed_in_place() {
+        let texts = many_lanes();
+        let mut in_place = Arena::default();
+        let mut by_jobs = Arena::default();
+        by_jobs.defer_seals(true);
+        let mut spans = Vec::new();
+        let mut waiting = Vec::new();
+        for (part, texts) in texts.chunks(4000).enumerate() {
+            for (lane, text) in texts {
+                in_place.push(*lane, text);
+            }
+            in_place.compact();
+            let predicted = by_jobs.after(pushed(texts));
+            spans.extend(texts.iter().map(|(lane, t)| by_jobs.push(*lane, t)));
+            by_jobs.compact();
+            assert!(
+                predicted.1 >= by_jobs.heap_bytes(),
+                "{predicted:?} {}",
+                by_jobs.heap_bytes()
+            );
+            // Jobs come back a part late, or (the last part's) not yet.
+            waiting.push(seal_elsewhere(&mut by_jobs));
+            if part % 2 == 1 {
+                for sealed in waiting.drain(..) {
+                    assert!(install(&mut by_jobs, &sealed) > 0);
+                }
+            }
+        }
+        assert!(by_jobs.unsealed_blocks() > 0);
+        // Waiting blocks read as open text.
+        let mut reader = by_jobs.reader();
+        for ((_, text), &span) in texts.iter().zip(&spans) {
+            assert_eq!(reader.get(span), Some(text.as_str()));
+        }
+        // A snapshot keeps them open; restored, they wait again, and a
+        // compaction that does not defer seals them.
+        let (blocks, open_of, dictionary) = by_jobs.parts();
+        let mut restored =
+            Arena::from_parts(blocks, open_of.to_vec(), dictionary.to_vec()).unwrap();
+        assert_eq!(restored.unsealed_blocks(), by_jobs.unsealed_blocks());
+        restored.compact();
+        assert_eq!(restored.unsealed_blocks(), 0);
+        same_parts(&restored, &in_place);
+
+        for sealed in waiting {
+            assert!(install(&mut by_jobs, &sealed) > 0);
+        }
+        assert_eq!(by_jobs.unsealed_blocks(), 0);
+        same_parts(&by_jobs, &in_place);
+        reads_back_from_its_parts(&by_jobs, &texts, &spans);
+    }
+
+    #[test]
+    fn a_seal_job_back_after_its_block_was_sealed_here_or_not_of_its_block_is_not_installed() {
+        let mut arena = Arena::default();
+        arena.defer_seals(true);
+        for (lane, text) in many_lanes() {
+            arena.push(lane, &text);
+        }
+        arena.compact();
+        let sealed = seal_elsewhere(&mut arena);
+        let blocks = super::super::seal_jobs::sealed_blocks(&sealed).unwrap();
+        let first = &blocks[0];
+        let wrong_len = arena.install_sealed(first.block, first.len + 1, first.compressed);
+        assert_eq!(
+            wrong_len,
+            Installed::Wrong("a block's length is not its text's")
+        );
+        let too_short = arena.install_sealed(first.block, first.len, Some(&[1]));
+        assert_eq!(
+            too_short,
+            Installed::Wrong("a block's compressed length cannot be deflate's")
+        );
+        // Not handed out (the lanes' open blocks), or past the arena's blocks.
+        let open = arena.open_of[0];
+        assert_eq!(
+            arena.install_sealed(open, 1, first.compressed),
+            Installed::Stale
+        );
+        assert_eq!(
+            arena.install_sealed(u32::MAX - 1, 1, None),
+            Installed::Stale
+        );
+        // Sealed here since: the job's answer is passed over.
+        arena.defer_seals(false);
+        assert_eq!(arena.unsealed_blocks(), 0);
+        assert_eq!(install(&mut arena, &sealed), 0);
     }
 
     /// The `uuid` crate's reading: parsed, and written back the same.

@@ -401,3 +401,59 @@ fn catalog_lists_what_is_held() {
         (Some(NOW - DAY), Some(NOW))
     );
 }
+
+#[test]
+fn a_store_whose_seals_wait_for_jobs_fills_where_one_sealing_in_place_does() {
+    // Seal jobs handed out and never back (a worker that stopped): near its
+    // budget the store seals in place again, so it takes the same batches
+    // as one that always did, and is refused at the same one.
+    let config = || Config {
+        api_keys: vec![ApiKey::new(KEY).unwrap()],
+        limits: log_endpoints::Limits {
+            max_store_bytes: 1 << 20,
+            ..Default::default()
+        },
+        ..Config::default()
+    };
+    let mut in_place = LogEndpoints::new(config());
+    let mut by_jobs = LogEndpoints::new(config());
+    by_jobs.defer_seals(true);
+    let mut handed_out = 0;
+    for batch in 0..5000 {
+        let entries: Vec<_> = (0..50)
+            .map(|i| {
+                let n = batch * 50 + i;
+                let path = format!("/rest/v1/t{}?q={}", n % 13, "x".repeat(n % 300));
+                edge(
+                    &format!("id-{n}"),
+                    NOW - HOUR + n as i64,
+                    &format!("p{}", n % 7),
+                    &path,
+                )
+            })
+            .collect();
+        let body: String = entries.iter().map(|e| format!("{e}\n")).collect();
+        let a = in_place
+            .ingest("edge_logs", body.as_bytes())
+            .map(|r| r.accepted);
+        let b = by_jobs
+            .ingest("edge_logs", body.as_bytes())
+            .map(|r| r.accepted);
+        assert_eq!(
+            a.as_ref().map_err(|e| e.code()),
+            b.as_ref().map_err(|e| e.code()),
+            "batch {batch}"
+        );
+        if let Err(e) = a {
+            assert_eq!(e.code(), "store_full");
+            assert!(
+                handed_out > 10,
+                "{handed_out} frames of seal jobs before the store filled"
+            );
+            assert_eq!(by_jobs.stats().unsealed_blocks, 0);
+            return;
+        }
+        handed_out += usize::from(by_jobs.take_seal_jobs().is_some());
+    }
+    panic!("the store did not fill");
+}

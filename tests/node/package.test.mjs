@@ -1,7 +1,7 @@
 // Imports the built package by its name, as a user would, and runs each endpoint.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LogEndpoints, LogFeed } from "log-endpoints";
+import { LogEndpoints, LogFeed, SealWorker } from "log-endpoints";
 import { generate, projectRefs } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
@@ -209,6 +209,37 @@ test("blockStorage keeps sealed text outside the engine: the same answers, a sna
   // A storage that loses its blocks: 503, never other rows.
   const forgetful = LogEndpoints.fromSnapshot(snapshot, { ...options, blockStorage: { put() {}, get: () => undefined } });
   assert.throws(() => forgetful.query("logs.all", params, "secret"), (e) => e.status === 503 && e.code === "storage_unavailable");
+});
+
+test("SealWorker compresses text blocks on a second thread: the same answers meanwhile, the same snapshot once settled", async () => {
+  const options = { apiKeys: ["secret"], now: NOW };
+  const inPlace = new LogEndpoints(options);
+  const svc = new LogEndpoints(options);
+  const sealer = new SealWorker(svc);
+  const edge = [...generate({ stream: "edge_logs", count: 20000, endMs: NOW, spanMs: 2 * 3600e3 })];
+  const params = { project, project_tier: "PRO" };
+  for (let at = 0; at < edge.length; at += 5000) {
+    const batch = edge.slice(at, at + 5000);
+    inPlace.ingest("edge_logs", batch);
+    svc.ingest("edge_logs", batch);
+    sealer.pump();
+    // Blocks handed out are read as open text until their seals come back.
+    if (at === 0) assert.ok(svc.stats().unsealedBlocks > 0, "no block went to the worker");
+    assert.deepEqual(svc.query("logs.all", params, "secret").result, inPlace.query("logs.all", params, "secret").result);
+  }
+  await sealer.settled();
+  assert.equal(sealer.failed, null);
+  assert.equal(svc.stats().unsealedBlocks, 0);
+  assert.deepEqual(svc.snapshot(), inPlace.snapshot());
+  // Closed, it leaves the service sealing in place.
+  await sealer.close();
+  const later = [...generate({ stream: "edge_logs", count: 5000, endMs: NOW, spanMs: 3600e3, seed: 2 })];
+  inPlace.ingest("edge_logs", later);
+  svc.ingest("edge_logs", later);
+  assert.equal(svc.stats().unsealedBlocks, 0);
+  assert.deepEqual(svc.snapshot(), inPlace.snapshot());
+  assert.throws(() => svc.installSealed(new Uint8Array([83, 9])), (e) => e.status === 500 && e.code === "bad_seal_jobs");
+  assert.throws(() => LogEndpoints.sealBlocks(new Uint8Array([1, 2, 3])), (e) => e.status === 500 && e.code === "bad_seal_jobs");
 });
 
 test("LogFeed takes bytes or text, split anywhere, and names `bytes` for anything else", () => {

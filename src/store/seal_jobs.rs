@@ -1,0 +1,256 @@
+//! Seal jobs: a store's full text blocks handed to its host to compress
+//! elsewhere (another thread, which runs `seal_blocks` in its own instance of
+//! the module), and handed back sealed. Compressing is about 40% of edge
+//! ingest; with jobs, ingest goes on while a second core compresses, and
+//! a block is read as open text until its seal is installed. The sealed
+//! bytes are what sealing in place writes, so the store comes out the same.
+//!
+//! Both frames are sections, one per text table:
+//! - jobs: `J`, then per section the table (a byte), the arena's dictionary
+//!   (its length as u32, its bytes), the number of blocks (u32) and each
+//!   block's index and length (u32 each) and text;
+//! - sealed: `S`, then per section the table, the number of blocks and
+//!   each block's index, decoded length and compressed length (u32 each; 0
+//!   when deflate did not finish) and compressed bytes.
+//!
+//! Integers are little-endian. A frame that does not parse whole is refused.
+
+use super::block_storage::TextTable;
+use super::deflate;
+
+const JOBS: u8 = b'J';
+const SEALED: u8 = b'S';
+
+/// Seal jobs being written.
+pub(crate) struct JobsWriter {
+    out: Vec<u8>,
+}
+
+/// One table's section of jobs, its block count patched as jobs are added.
+pub(crate) struct JobsSection<'w> {
+    out: &'w mut Vec<u8>,
+    count_at: usize,
+    count: u32,
+}
+
+impl JobsWriter {
+    pub(crate) fn new() -> JobsWriter {
+        JobsWriter { out: vec![JOBS] }
+    }
+
+    /// Starts `table`'s section, whose blocks are compressed against
+    /// `dictionary`.
+    pub(crate) fn section(&mut self, table: TextTable, dictionary: &[u8]) -> JobsSection<'_> {
+        self.out.push(table as u8);
+        push_u32(&mut self.out, dictionary.len());
+        self.out.extend_from_slice(dictionary);
+        let count_at = self.out.len();
+        push_u32(&mut self.out, 0);
+        JobsSection {
+            out: &mut self.out,
+            count_at,
+            count: 0,
+        }
+    }
+
+    /// The frame, or `None` when it holds no job.
+    pub(crate) fn finish(self) -> Option<Vec<u8>> {
+        (self.out.len() > 1).then_some(self.out)
+    }
+}
+
+impl JobsSection<'_> {
+    pub(crate) fn job(&mut self, block: u32, text: &[u8]) {
+        push_u32(self.out, block as usize);
+        push_u32(self.out, text.len());
+        self.out.extend_from_slice(text);
+        self.count += 1;
+        if let Some(count) = self.out.get_mut(self.count_at..self.count_at + 4) {
+            count.copy_from_slice(&self.count.to_le_bytes());
+        }
+    }
+}
+
+fn push_u32(out: &mut Vec<u8>, value: usize) {
+    out.extend_from_slice(&(value as u32).to_le_bytes());
+}
+
+/// Reads a frame front to back.
+struct Reader<'f> {
+    rest: &'f [u8],
+}
+
+impl<'f> Reader<'f> {
+    fn u8(&mut self) -> Option<u8> {
+        let (&byte, rest) = self.rest.split_first()?;
+        self.rest = rest;
+        Some(byte)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        let (word, rest) = self.rest.split_first_chunk::<4>()?;
+        self.rest = rest;
+        Some(u32::from_le_bytes(*word))
+    }
+
+    fn bytes(&mut self, len: u32) -> Option<&'f [u8]> {
+        let len = usize::try_from(len).ok()?;
+        let bytes = self.rest.get(..len)?;
+        self.rest = self.rest.get(len..)?;
+        Some(bytes)
+    }
+
+    fn table(&mut self) -> Option<TextTable> {
+        match self.u8()? {
+            0 => Some(TextTable::Edge),
+            1 => Some(TextTable::Other),
+            _ => None,
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.rest.is_empty()
+    }
+}
+
+/// Compresses every block of a jobs frame: the sealed frame for it, or
+/// `None` when `jobs` is not one.
+pub(crate) fn seal_blocks(jobs: &[u8]) -> Option<Vec<u8>> {
+    let (&JOBS, rest) = jobs.split_first()? else {
+        return None;
+    };
+    let mut reader = Reader { rest };
+    let mut out = vec![SEALED];
+    while !reader.is_done() {
+        let table = reader.table()?;
+        let dictionary_len = reader.u32()?;
+        let dictionary = reader.bytes(dictionary_len)?;
+        let count = reader.u32()?;
+        out.push(table as u8);
+        push_u32(&mut out, count as usize);
+        for _ in 0..count {
+            let block = reader.u32()?;
+            let len = reader.u32()?;
+            let text = reader.bytes(len)?;
+            push_u32(&mut out, block as usize);
+            push_u32(&mut out, text.len());
+            match deflate::compress(text, dictionary) {
+                Some(compressed) => {
+                    push_u32(&mut out, compressed.len());
+                    out.extend_from_slice(&compressed);
+                }
+                None => push_u32(&mut out, 0),
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A block of a sealed frame.
+pub(crate) struct SealedBlock<'f> {
+    pub table: TextTable,
+    pub block: u32,
+    pub len: u32,
+    /// `None`: deflate did not finish it.
+    pub compressed: Option<&'f [u8]>,
+}
+
+/// The blocks of a sealed frame, or `None` when it does not parse whole.
+pub(crate) fn sealed_blocks(sealed: &[u8]) -> Option<Vec<SealedBlock<'_>>> {
+    let (&SEALED, rest) = sealed.split_first()? else {
+        return None;
+    };
+    let mut reader = Reader { rest };
+    let mut blocks = Vec::new();
+    while !reader.is_done() {
+        let table = reader.table()?;
+        let count = reader.u32()?;
+        for _ in 0..count {
+            let block = reader.u32()?;
+            let len = reader.u32()?;
+            let compressed = match reader.u32()? {
+                0 => None,
+                bytes => Some(reader.bytes(bytes)?),
+            };
+            blocks.push(SealedBlock {
+                table,
+                block,
+                len,
+                compressed,
+            });
+        }
+    }
+    Some(blocks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jobs() -> Vec<u8> {
+        let mut writer = JobsWriter::new();
+        let mut section = writer.section(TextTable::Edge, b"dictionary");
+        section.job(3, b"dictionary words, dictionary words");
+        section.job(9, b"x");
+        let mut section = writer.section(TextTable::Other, b"");
+        section.job(0, b"other text");
+        writer.finish().unwrap()
+    }
+
+    #[test]
+    fn an_empty_frame_is_no_frame() {
+        assert_eq!(JobsWriter::new().finish(), None);
+    }
+
+    #[test]
+    fn each_job_comes_back_sealed_as_sealing_in_place_writes_it() {
+        let sealed = seal_blocks(&jobs()).unwrap();
+        let blocks = sealed_blocks(&sealed).unwrap();
+        let got: Vec<_> = blocks
+            .iter()
+            .map(|b| {
+                (
+                    b.table as u8,
+                    b.block,
+                    b.len,
+                    b.compressed.map(<[u8]>::to_vec),
+                )
+            })
+            .collect();
+        let seal =
+            |text: &[u8], dictionary: &[u8]| deflate::compress(text, dictionary).map(Vec::from);
+        assert_eq!(
+            got,
+            vec![
+                (
+                    0,
+                    3,
+                    34,
+                    seal(b"dictionary words, dictionary words", b"dictionary")
+                ),
+                (0, 9, 1, seal(b"x", b"dictionary")),
+                (1, 0, 10, seal(b"other text", b"")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_frame_cut_short_or_of_the_other_kind_is_refused() {
+        let jobs = jobs();
+        for cut in 0..jobs.len() {
+            let Some(sealed) = seal_blocks(&jobs[..cut]) else {
+                continue;
+            };
+            // A cut at a section's end is a whole frame of fewer sections.
+            assert!(sealed_blocks(&sealed).is_some(), "cut at {cut}");
+        }
+        assert_eq!(seal_blocks(&jobs[..jobs.len() - 1]), None);
+        let sealed = seal_blocks(&jobs).unwrap();
+        assert!(sealed_blocks(&sealed[..sealed.len() - 1]).is_none());
+        assert!(sealed_blocks(&jobs).is_none());
+        assert!(seal_blocks(&sealed).is_none());
+        let mut bad_table = sealed.clone();
+        bad_table[1] = 7;
+        assert!(sealed_blocks(&bad_table).is_none());
+    }
+}
