@@ -1013,7 +1013,7 @@ impl Store {
                 TextTable::Edge => &mut self.edge.text,
                 TextTable::Other => &mut self.other.text,
             };
-            match arena.install_sealed(block.block, block.len, block.compressed) {
+            match arena.install_sealed(&block) {
                 text::Installed::Yes => installed += 1,
                 text::Installed::Stale => {}
                 text::Installed::Wrong(reason) => return Err(reason),

@@ -8,10 +8,13 @@
 //! Both frames are sections, one per text table:
 //! - jobs: `J`, then per section the table (a byte), the arena's dictionary
 //!   (its length as u32, its bytes), the number of blocks (u32) and each
-//!   block's index and length (u32 each) and text;
+//!   block's index and length (u32 each), the XXH3 of its text (u64) and
+//!   its text;
 //! - sealed: `S`, then per section the table, the number of blocks and
-//!   each block's index, decoded length and compressed length (u32 each; 0
-//!   when deflate did not finish) and compressed bytes.
+//!   each block's index and decoded length (u32 each), the XXH3 its job
+//!   held, its compressed length (u32; 0 when deflate did not finish) and
+//!   compressed bytes. The store installs a block only if its job's XXH3 is
+//!   the one it handed out for that block.
 //!
 //! Integers are little-endian. A frame that does not parse whole is refused.
 
@@ -60,9 +63,10 @@ impl JobsWriter {
 }
 
 impl JobsSection<'_> {
-    pub(crate) fn job(&mut self, block: u32, text: &[u8]) {
+    pub(crate) fn job(&mut self, block: u32, hash: u64, text: &[u8]) {
         push_u32(self.out, block as usize);
         push_u32(self.out, text.len());
+        self.out.extend_from_slice(&hash.to_le_bytes());
         self.out.extend_from_slice(text);
         self.count += 1;
         if let Some(count) = self.out.get_mut(self.count_at..self.count_at + 4) {
@@ -91,6 +95,12 @@ impl<'f> Reader<'f> {
         let (word, rest) = self.rest.split_first_chunk::<4>()?;
         self.rest = rest;
         Some(u32::from_le_bytes(*word))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        let (word, rest) = self.rest.split_first_chunk::<8>()?;
+        self.rest = rest;
+        Some(u64::from_le_bytes(*word))
     }
 
     fn bytes(&mut self, len: u32) -> Option<&'f [u8]> {
@@ -131,9 +141,11 @@ pub(crate) fn seal_blocks(jobs: &[u8]) -> Option<Vec<u8>> {
         for _ in 0..count {
             let block = reader.u32()?;
             let len = reader.u32()?;
+            let hash = reader.u64()?;
             let text = reader.bytes(len)?;
             push_u32(&mut out, block as usize);
             push_u32(&mut out, text.len());
+            out.extend_from_slice(&hash.to_le_bytes());
             match deflate::compress(text, dictionary) {
                 Some(compressed) => {
                     push_u32(&mut out, compressed.len());
@@ -147,10 +159,13 @@ pub(crate) fn seal_blocks(jobs: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// A block of a sealed frame.
+#[derive(Clone, Copy)]
 pub(crate) struct SealedBlock<'f> {
     pub table: TextTable,
     pub block: u32,
     pub len: u32,
+    /// The XXH3 of the text its job held.
+    pub hash: u64,
     /// `None`: deflate did not finish it.
     pub compressed: Option<&'f [u8]>,
 }
@@ -168,6 +183,7 @@ pub(crate) fn sealed_blocks(sealed: &[u8]) -> Option<Vec<SealedBlock<'_>>> {
         for _ in 0..count {
             let block = reader.u32()?;
             let len = reader.u32()?;
+            let hash = reader.u64()?;
             let compressed = match reader.u32()? {
                 0 => None,
                 bytes => Some(reader.bytes(bytes)?),
@@ -176,6 +192,7 @@ pub(crate) fn sealed_blocks(sealed: &[u8]) -> Option<Vec<SealedBlock<'_>>> {
                 table,
                 block,
                 len,
+                hash,
                 compressed,
             });
         }
@@ -190,10 +207,10 @@ mod tests {
     fn jobs() -> Vec<u8> {
         let mut writer = JobsWriter::new();
         let mut section = writer.section(TextTable::Edge, b"dictionary");
-        section.job(3, b"dictionary words, dictionary words");
-        section.job(9, b"x");
+        section.job(3, 33, b"dictionary words, dictionary words");
+        section.job(9, 99, b"x");
         let mut section = writer.section(TextTable::Other, b"");
-        section.job(0, b"other text");
+        section.job(0, 0, b"other text");
         writer.finish().unwrap()
     }
 
@@ -213,6 +230,7 @@ mod tests {
                     b.table as u8,
                     b.block,
                     b.len,
+                    b.hash,
                     b.compressed.map(<[u8]>::to_vec),
                 )
             })
@@ -226,10 +244,11 @@ mod tests {
                     0,
                     3,
                     34,
+                    33,
                     seal(b"dictionary words, dictionary words", b"dictionary")
                 ),
-                (0, 9, 1, seal(b"x", b"dictionary")),
-                (1, 0, 10, seal(b"other text", b"")),
+                (0, 9, 1, 99, seal(b"x", b"dictionary")),
+                (1, 0, 10, 0, seal(b"other text", b"")),
             ]
         );
     }

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use super::block_storage::{block_key, BlockStorageRef, TextTable};
 use super::columns::capacity_bound;
 use super::deflate;
-use super::seal_jobs::JobsWriter;
+use super::seal_jobs::{JobsWriter, SealedBlock};
 
 /// A row's record in a table's text: its block, and in `at` its offset
 /// within the block (the top `BLOCK_BITS`) and its length (the rest), or
@@ -313,7 +313,8 @@ pub struct Arena {
     /// (`seal_jobs`) rather than being compressed as they fill.
     defers_seals: bool,
     /// Full blocks not yet compressed (still open, and read as such), each
-    /// with whether it was handed to the host as a seal job. A snapshot
+    /// with whether it was handed to the host as a seal job, and then the
+    /// XXH3 of its text, which the job's answer must bring back. A snapshot
     /// keeps them open; after a restore they wait again.
     unsealed: BTreeMap<u32, Handed>,
 }
@@ -322,7 +323,7 @@ pub struct Arena {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Handed {
     No,
-    Yes,
+    Out { hash: u64 },
 }
 
 /// A dictionary of the first text seen lets a small block (one project's
@@ -757,22 +758,27 @@ impl Arena {
             if let (Handed::No, Some(Block::Open(text))) =
                 (*handed, self.blocks.get(index as usize))
             {
-                section.job(index, text);
-                *handed = Handed::Yes;
+                let hash = xxhash_rust::xxh3::xxh3_64(text);
+                section.job(index, hash, text);
+                *handed = Handed::Out { hash };
             }
         }
     }
 
     /// Puts in place block `index`'s seal as a job came back with it: `len`
-    /// bytes decoded, and its compressed bytes (`None`: deflate did not
-    /// finish, so it stays open, as a block sealed here would).
-    pub(crate) fn install_sealed(
-        &mut self,
-        index: u32,
-        len: u32,
-        compressed: Option<&[u8]>,
-    ) -> Installed {
-        if self.unsealed.get(&index) != Some(&Handed::Yes) {
+    /// bytes decoded, the XXH3 of the text the job held, and its compressed
+    /// bytes (`None`: deflate did not finish, so it stays open, as a block
+    /// sealed here would). A job's answer for other text (another store's,
+    /// or one handed out before the block was sealed here) is stale.
+    pub(crate) fn install_sealed(&mut self, sealed: &SealedBlock<'_>) -> Installed {
+        let SealedBlock {
+            block: index,
+            len,
+            hash,
+            compressed,
+            ..
+        } = *sealed;
+        if self.unsealed.get(&index) != Some(&Handed::Out { hash }) {
             return Installed::Stale;
         }
         let Some(block) = self.blocks.get_mut(index as usize) else {
@@ -1131,7 +1137,7 @@ mod tests {
         let blocks = super::super::seal_jobs::sealed_blocks(sealed).unwrap();
         blocks
             .iter()
-            .filter(|b| arena.install_sealed(b.block, b.len, b.compressed) == Installed::Yes)
+            .filter(|b| arena.install_sealed(b) == Installed::Yes)
             .count()
     }
 
@@ -1199,7 +1205,7 @@ mod tests {
     }
 
     #[test]
-    fn a_seal_job_back_after_its_block_was_sealed_here_or_not_of_its_block_is_not_installed() {
+    fn a_seal_job_back_for_other_text_or_after_its_block_was_sealed_here_is_not_installed() {
         let mut arena = Arena::default();
         arena.defer_seals(true);
         for (lane, text) in many_lanes() {
@@ -1208,27 +1214,41 @@ mod tests {
         arena.compact();
         let sealed = seal_elsewhere(&mut arena);
         let blocks = super::super::seal_jobs::sealed_blocks(&sealed).unwrap();
-        let first = &blocks[0];
-        let wrong_len = arena.install_sealed(first.block, first.len + 1, first.compressed);
+        let first = blocks[0];
+        let wrong_len = arena.install_sealed(&SealedBlock {
+            len: first.len + 1,
+            ..first
+        });
         assert_eq!(
             wrong_len,
             Installed::Wrong("a block's length is not its text's")
         );
-        let too_short = arena.install_sealed(first.block, first.len, Some(&[1]));
+        let too_short = arena.install_sealed(&SealedBlock {
+            compressed: Some(&[1]),
+            ..first
+        });
         assert_eq!(
             too_short,
             Installed::Wrong("a block's compressed length cannot be deflate's")
         );
-        // Not handed out (the lanes' open blocks), or past the arena's blocks.
-        let open = arena.open_of[0];
-        assert_eq!(
-            arena.install_sealed(open, 1, first.compressed),
-            Installed::Stale
-        );
-        assert_eq!(
-            arena.install_sealed(u32::MAX - 1, 1, None),
-            Installed::Stale
-        );
+        // Made from other text (another store's block of that number), not
+        // handed out (a lane's open block), or past the arena's blocks.
+        let other_text = SealedBlock {
+            hash: first.hash ^ 1,
+            ..first
+        };
+        let not_handed_out = SealedBlock {
+            block: arena.open_of[0],
+            ..first
+        };
+        let past = SealedBlock {
+            block: u32::MAX - 1,
+            ..first
+        };
+        for stale in [other_text, not_handed_out, past] {
+            assert_eq!(arena.install_sealed(&stale), Installed::Stale);
+        }
+        assert_eq!(arena.unsealed_blocks(), blocks.len());
         // Sealed here since: the job's answer is passed over.
         arena.defer_seals(false);
         assert_eq!(arena.unsealed_blocks(), 0);
