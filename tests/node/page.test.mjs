@@ -289,6 +289,20 @@ test("logs that fill the store (?max-store=MiB): reading stops there, says how f
   } finally {
     await small.close();
   }
+  // With room, the same file's text blocks are compressed on a second thread
+  // (seal-worker.js), all of them before the summary.
+  const roomy = watchRequests(await browser.newPage());
+  try {
+    await roomy.goto(site.url);
+    await roomy.waitForFunction(() => window.logEndpointsPage?.ready);
+    await roomy.setInputFiles("#files", [path.join(dir, "big.ndjson")]);
+    await roomy.waitForFunction(() => /entries loaded/.test(document.querySelector("#summary").textContent), null, { timeout: 60_000 });
+    const { entries, sealedElsewhere, stats } = await roomy.evaluate(() => window.logEndpointsPage.lastLoad);
+    assert.equal(entries, 20_000);
+    assert.ok(sealedElsewhere > 0 && stats.unsealedBlocks === 0, JSON.stringify({ sealedElsewhere, stats }));
+  } finally {
+    await roomy.close();
+  }
   // A setting the module cannot use is said, and the default applies.
   const odd = watchRequests(await browser.newPage());
   try {

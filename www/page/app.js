@@ -101,6 +101,8 @@ async function loadNow(files) {
     }
     addSummary(note + summaryHtml(summary));
     showHeld(summary);
+    // For a look from the console (and the page test): how the last load went.
+    window.logEndpointsPage.lastLoad = { entries: summary.entries, seconds: summary.seconds, sealedElsewhere: summary.sealedElsewhere, stats: summary.stats };
   } catch (e) {
     addSummary(`${note}<p class="warn">Could not read the files: ${escape(e.message)}</p>`);
     showRunState();

@@ -12,6 +12,71 @@ let service;
 /** Set by the page's Stop reading: the load under way ends after the piece it is reading. */
 let stopRequested = false;
 
+/**
+ * Compresses the store's full text blocks on a second thread while files are
+ * read, as the Node package's SealWorker does (about 40% of reading edge
+ * logs). Without a second core, or once its thread fails, the module
+ * compresses them itself as it reads. Answers are the same either way.
+ */
+class Sealer {
+  #worker = null;
+  #inFlight = 0;
+  #waiting = [];
+  /** Blocks the thread compressed that were put in place. */
+  installed = 0;
+  #failed = navigator.hardwareConcurrency > 1 ? null : "one core";
+
+  /** Starts deferring `svc`'s seals to the thread (a job for a store replaced since is passed over by the module). */
+  serve(svc) {
+    if (this.#failed) return;
+    if (!this.#worker) {
+      this.#worker = new Worker(new URL("./seal-worker.js", import.meta.url), { type: "module" });
+      this.#worker.onmessage = ({ data }) => {
+        this.#inFlight -= 1;
+        if (data.error) this.#fail(data.error);
+        else if (!this.#failed) this.installed += service.installSealed(data.sealed);
+        this.#wake();
+      };
+      this.#worker.onerror = (e) => this.#fail(e.message || "the seal worker failed");
+    }
+    svc.deferSeals(true);
+  }
+
+  /** Hands the thread the blocks filled since the last call. */
+  pump() {
+    if (this.#failed) return;
+    const jobs = service.takeSealJobs();
+    if (jobs === undefined) return;
+    this.#worker.postMessage(jobs, [jobs.buffer]);
+    this.#inFlight += 1;
+  }
+
+  /** Resolves once every block handed out is back and in place. */
+  async settled() {
+    this.pump();
+    while (this.#inFlight > 0 && !this.#failed) await new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #wake() {
+    for (const resolve of this.#waiting.splice(0)) resolve();
+  }
+
+  #fail(why) {
+    if (this.#failed) return;
+    this.#failed = why;
+    service.deferSeals(false);
+    this.#worker?.terminate();
+    this.#wake();
+  }
+}
+const sealer = new Sealer();
+
+/** Makes `svc` the store the page reads into and asks, its seals deferred to the sealer. */
+function hold(svc) {
+  service = svc;
+  sealer.serve(svc);
+}
+
 async function ready() {
   if (!service) {
     await init();
@@ -22,7 +87,7 @@ async function ready() {
         settingProblem = `?max-store=${maxStoreSetting} is not used (${e.message}); the default applies`;
       }
     }
-    service = new LogEndpoints(OPTIONS);
+    hold(new LogEndpoints(OPTIONS));
   }
   return service;
 }
@@ -98,7 +163,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
       }
       const restored = LogEndpoints.fromSnapshot(bytes, OPTIONS);
       service.free();
-      service = restored;
+      hold(restored);
       opened = file;
     } catch (e) {
       unread(file, e.message);
@@ -113,6 +178,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
   };
   const totalBytes = files.reduce((s, f) => s + f.size, 0);
   const started = performance.now();
+  const installedBefore = sealer.installed;
   let bytesDone = 0;
   let entries = 0;
   let lastReport = 0;
@@ -140,6 +206,7 @@ async function ingest({ files, stream, skipFirst = [] }) {
           }
           fileBytes += bytes.byteLength;
           feed.push(bytes);
+          sealer.pump();
           const now = performance.now();
           if (now - lastReport > 100) {
             lastReport = now;
@@ -199,17 +266,26 @@ async function ingest({ files, stream, skipFirst = [] }) {
     }
     bytesDone += file.size;
   }
+  // The store's size in the summary is once its blocks are compressed.
+  await sealer.settled();
   const seconds = (performance.now() - started) / 1000;
   postMessage({ type: "progress", bytes: totalBytes, totalBytes, entries, rate: entries / Math.max(seconds, 1e-3) });
   if (opened) summary.files.push({ name: opened.name, snapshot: true });
-  return { ...summary, entries, seconds, catalog: svc.catalog(), stats: svc.stats() };
+  return { ...summary, entries, seconds, sealedElsewhere: sealer.installed - installedBefore, catalog: svc.catalog(), stats: svc.stats() };
+}
+
+/** The store as a saved analysis, its blocks compressed first. */
+async function snapshot() {
+  await ready();
+  await sealer.settled();
+  return service.snapshot();
 }
 
 /** Drops everything held: the page starts over with an empty store. */
 async function startOver() {
   await ready();
   service.free();
-  service = new LogEndpoints(OPTIONS);
+  hold(new LogEndpoints(OPTIONS));
   return service.stats();
 }
 
@@ -233,7 +309,7 @@ onmessage = async ({ data }) => {
     const answer =
       data.type === "ingest" ? await ingest(data)
       : data.type === "endpoints" ? (await ready()).endpoints()
-      : data.type === "snapshot" ? (await ready()).snapshot()
+      : data.type === "snapshot" ? await snapshot()
       : data.type === "start-over" ? await startOver()
       : await query(data);
     postMessage({ type: "done", id: data.id, answer });

@@ -1,8 +1,8 @@
 // Offline support: the page's own files are cached on first load and served
 // from the cache afterwards. Nothing else is ever fetched.
-const CACHE = "log-endpoints-page-v3";
+const CACHE = "log-endpoints-page-v4";
 const FILES = [
-  "./", "./index.html", "./app.js", "./ingest-worker.js", "./style.css",
+  "./", "./index.html", "./app.js", "./ingest-worker.js", "./seal-worker.js", "./style.css",
   "./vendor/uPlot.esm.js", "./vendor/uPlot.min.css",
   "./pkg/web.js", "./pkg/log_endpoints.js", "./pkg/log_endpoints_bg.wasm",
 ];
