@@ -995,7 +995,8 @@ impl Store {
     /// (`seal_jobs`); `None` when there are none.
     pub fn take_seal_jobs(&mut self) -> Option<Vec<u8>> {
         use block_storage::TextTable;
-        let mut jobs = seal_jobs::JobsWriter::new();
+        let room = self.edge.text.seal_jobs_bytes() + self.other.text.seal_jobs_bytes();
+        let mut jobs = seal_jobs::JobsWriter::with_room(room);
         self.edge.text.write_seal_jobs(TextTable::Edge, &mut jobs);
         self.other.text.write_seal_jobs(TextTable::Other, &mut jobs);
         jobs.finish()

@@ -37,8 +37,22 @@ pub(crate) struct JobsSection<'w> {
 }
 
 impl JobsWriter {
+    /// A frame with room for `bytes` of sections (`section_bytes`).
+    pub(crate) fn with_room(bytes: usize) -> JobsWriter {
+        let mut out = Vec::with_capacity(1 + bytes);
+        out.push(JOBS);
+        JobsWriter { out }
+    }
+
+    #[cfg(test)]
     pub(crate) fn new() -> JobsWriter {
-        JobsWriter { out: vec![JOBS] }
+        JobsWriter::with_room(0)
+    }
+
+    /// The bytes of a section of jobs of `texts` (their lengths) against a
+    /// dictionary of `dictionary` bytes.
+    pub(crate) fn section_bytes(dictionary: usize, texts: impl Iterator<Item = usize>) -> usize {
+        1 + 4 + dictionary + 4 + texts.map(|len| 4 + 4 + 8 + len).sum::<usize>()
     }
 
     /// Starts `table`'s section, whose blocks are compressed against

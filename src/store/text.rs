@@ -747,6 +747,23 @@ impl Arena {
         }
     }
 
+    /// Bytes `write_seal_jobs` would write (so that a frame is allocated once).
+    pub(crate) fn seal_jobs_bytes(&self) -> usize {
+        let texts: Vec<usize> = self
+            .unsealed
+            .iter()
+            .filter(|(_, &handed)| handed == Handed::No)
+            .filter_map(|(&index, _)| match self.blocks.get(index as usize) {
+                Some(Block::Open(text)) => Some(text.len()),
+                _ => None,
+            })
+            .collect();
+        match texts.is_empty() {
+            true => 0,
+            false => JobsWriter::section_bytes(self.dictionary.len(), texts.into_iter()),
+        }
+    }
+
     /// Writes the full blocks not yet handed out as seal jobs of `table`,
     /// and counts them as handed out.
     pub(crate) fn write_seal_jobs(&mut self, table: TextTable, jobs: &mut JobsWriter) {
@@ -1125,10 +1142,13 @@ mod tests {
     /// Hands `arena`'s waiting blocks out as seal jobs, and seals them as
     /// another instance would: the sealed frame.
     fn seal_elsewhere(arena: &mut Arena) -> Vec<u8> {
-        let mut jobs = super::super::seal_jobs::JobsWriter::new();
+        let room = arena.seal_jobs_bytes();
+        let mut jobs = super::super::seal_jobs::JobsWriter::with_room(room);
         arena.write_seal_jobs(TextTable::Edge, &mut jobs);
-        jobs.finish()
-            .and_then(|jobs| super::super::seal_jobs::seal_blocks(&jobs))
+        let jobs = jobs.finish();
+        // The frame's room was foreseen exactly.
+        assert_eq!(jobs.as_ref().map_or(0, |jobs| jobs.len() - 1), room);
+        jobs.and_then(|jobs| super::super::seal_jobs::seal_blocks(&jobs))
             .unwrap_or_else(|| b"S".to_vec())
     }
 
