@@ -65,7 +65,7 @@ export declare class LogEndpoints {
   snapshotParts(write: (index: number, part: Uint8Array) => void): number;
   /** As `fromSnapshot`, for a snapshot kept in pieces (`bytes` in all), each read as it comes (only a value straddling two is joined): a lazy iterable keeps one part in memory at a time. Rethrows what the iterable throws. */
   static fromSnapshotParts(parts: Iterable<Uint8Array>, bytes: number, options?: LogEndpointsOptions): LogEndpoints;
-  /** From now on, full text blocks wait for seal jobs compressed by another instance of the module (`SealWorker` does it in Node); `false`: they are compressed as they fill, those waiting now. Answers and snapshots are the same either way. */
+  /** From now on, full text blocks wait for seal jobs compressed by another instance of the module (`SealWorker` does it in Node); `false`: they are compressed as they fill, those waiting now. Answers are the same meanwhile, and once every job is back the store and its snapshot are those of a store that sealed in place. */
   deferSeals(on: boolean): void;
   /** The full text blocks not handed out yet, as seal jobs for `LogEndpoints.sealBlocks`; undefined when there are none. */
   takeSealJobs(): Uint8Array | undefined;
@@ -77,9 +77,10 @@ export declare class LogEndpoints {
 }
 
 /**
- * Node only (the package's Node entry): compresses a service's full text
- * blocks on a second thread while it ingests. Call `pump()` after each
- * `ingest` or `LogFeed` push, and await `settled()` before saving or timing.
+ * Node only (elsewhere its constructor throws, saying what to do instead):
+ * compresses a service's full text blocks on a second thread while it
+ * ingests. Call `pump()` after each `ingest` or `LogFeed` push, and await
+ * `settled()` before saving or timing.
  */
 export declare class SealWorker {
   constructor(service: LogEndpoints);
@@ -89,7 +90,7 @@ export declare class SealWorker {
   settled(): Promise<void>;
   /** Settles, then stops the worker; blocks filled later are compressed as they fill. */
   close(): Promise<void>;
-  /** Why the worker stopped compressing (the service then compresses its blocks itself); null while it works. */
+  /** Why the worker stopped compressing (the service then compresses its blocks itself); null while it works, and after `close()` an Error saying it was closed. */
   readonly failed: Error | null;
 }
 

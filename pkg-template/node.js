@@ -34,7 +34,7 @@ export class SealWorker {
     service.deferSeals(true);
   }
 
-  /** Why the worker stopped compressing (null while it works): the service then compresses its blocks itself. */
+  /** Why the worker stopped compressing (null while it works; after `close()`, that it was closed): the service then compresses its blocks itself. */
   get failed() {
     return this.#failed;
   }
@@ -70,8 +70,12 @@ export class SealWorker {
     for (let received = receiveMessageOnPort(this.#port); received; received = receiveMessageOnPort(this.#port)) {
       this.#inFlight -= 1;
       const { sealed, error } = received.message;
-      if (error) this.#fail(new Error(error));
-      else this.#service.installSealed(sealed);
+      try {
+        if (error) throw new Error(error);
+        this.#service.installSealed(sealed);
+      } catch (e) {
+        this.#fail(e);
+      }
     }
   }
 

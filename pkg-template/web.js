@@ -10,3 +10,4 @@ export function init(source) {
 }
 
 export { LogEndpoints, LogFeed } from "./log_endpoints.js";
+export { SealWorker } from "./seal-worker-node-only.js";

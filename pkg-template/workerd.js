@@ -7,4 +7,5 @@ import { initSync } from "./log_endpoints.js";
 initSync({ module: wasmModule });
 
 export { LogEndpoints, LogFeed } from "./log_endpoints.js";
+export { SealWorker } from "./seal-worker-node-only.js";
 export const init = async () => {};

@@ -44,7 +44,7 @@ node -e '
 # The browser page as static files: dist/page/ (serve it from any static host).
 rm -rf dist/page && mkdir -p dist/page/pkg dist/page/vendor
 cp www/page/* dist/page/
-cp pkg/web.js pkg/log_endpoints.js pkg/log_endpoints_bg.wasm dist/page/pkg/
+cp pkg/web.js pkg/seal-worker-node-only.js pkg/log_endpoints.js pkg/log_endpoints_bg.wasm dist/page/pkg/
 cp node_modules/uplot/dist/uPlot.esm.js node_modules/uplot/dist/uPlot.min.css dist/page/vendor/
 
 # Make the package importable by its name from this checkout's tests and tools.

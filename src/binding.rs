@@ -1456,8 +1456,9 @@ impl JsLogEndpoints {
     /// compress them in another instance of the module (`takeSealJobs` →
     /// `LogEndpoints.sealBlocks` in a worker → `installSealed`), so ingest
     /// goes on while a second core compresses; they are read as open text
-    /// meanwhile. `false`: they are compressed as they fill, and those
-    /// waiting now. Answers and snapshots come out the same either way.
+    /// meanwhile, so answers are the same. `false`: they are compressed as
+    /// they fill, and those waiting now. Once every job is back, the store
+    /// and its snapshot are those of a store that sealed in place.
     #[wasm_bindgen(js_name = deferSeals)]
     pub fn defer_seals(&mut self, on: bool) {
         self.inner.borrow_mut().defer_seals(on);

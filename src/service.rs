@@ -174,6 +174,32 @@ enum Budget {
     OtherSources,
 }
 
+/// What a budget counts once a batch is appended, by what names it counts.
+type Prediction<'p> = &'p dyn Fn(&Store, NameCount) -> usize;
+
+/// The store's size once edge entries `staged` are appended (their text's
+/// growth given by `text_after`).
+fn edges_after(
+    store: &Store,
+    staged: &[StagedEdge],
+    text_after: (usize, usize),
+    names: NameCount,
+) -> usize {
+    store.heap_bytes() - store.edge.heap_bytes()
+        + store.edge.heap_bytes_after(staged, names, text_after)
+}
+
+/// The store's size once other sources' `entries` are appended.
+fn others_after(
+    store: &Store,
+    entries: &[StagedOther],
+    text_after: (usize, usize),
+    names: NameCount,
+) -> usize {
+    store.heap_bytes() - store.other.heap_bytes()
+        + store.other.heap_bytes_after(entries, names, text_after)
+}
+
 impl Budget {
     fn limit(self, limits: &Limits) -> usize {
         match self {
@@ -400,6 +426,9 @@ impl LogEndpoints {
             }
             None => {}
         }
+        // Blocks a deferring store left waiting are compressed here: a
+        // restored store seals in place until told otherwise.
+        store.defer_seals(false);
         let used = store.heap_bytes();
         if used > self.limits.max_store_bytes {
             return Err(Error::StoreFull {
@@ -851,15 +880,23 @@ impl LogEndpoints {
     /// The wide URL filters due (see `UrlTrigrams`) give way to the entries:
     /// a batch that fits only without them leaves them unbuilt.
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
-        let predict = |store: &Store, text_after, names| {
-            store.heap_bytes() - store.edge.heap_bytes()
-                + store.edge.heap_bytes_after(staged, names, text_after)
-        };
-        let mut text_after = self.store.edge.text_after(staged);
-        if self.seals_in_place_when_full(|store, names| predict(store, text_after, names)) {
-            text_after = self.store.edge.text_after(staged);
+        let text_after = self.store.edge.text_after(staged);
+        let predict = |store: &Store, names| edges_after(store, staged, text_after, names);
+        if !self.pause_seal_jobs_if_over(&[(Budget::Store, &predict)]) {
+            return self.append_edges_with(staged, text_after);
         }
-        let after = |store: &Store, names| predict(store, text_after, names);
+        let text_after = self.store.edge.text_after(staged);
+        let appended = self.append_edges_with(staged, text_after);
+        self.store.defer_seals(true);
+        appended
+    }
+
+    fn append_edges_with(
+        &mut self,
+        staged: &[StagedEdge],
+        text_after: (usize, usize),
+    ) -> Result<()> {
+        let after = |store: &Store, names| edges_after(store, staged, text_after, names);
         let optional = self.store.edge.url_trigrams.due_bytes();
         let postpone = match self.check_budget(Budget::Store, after) {
             Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if optional > 0 => {
@@ -887,13 +924,20 @@ impl LogEndpoints {
     /// `store_full`); then the busiest projects' packed rows, with the room
     /// the budget leaves.
     fn append_invocations(&mut self, rows: &[StagedInvocation]) -> Result<()> {
-        self.check_budget(Budget::Store, |store, names| {
+        let predict = |store: &Store, names| {
             store.heap_bytes() - store.functions.heap_bytes()
                 + store.functions.heap_bytes_after(rows, names)
-        })?;
-        self.store.functions.append(rows);
-        self.sync_packed();
-        Ok(())
+        };
+        let paused = self.pause_seal_jobs_if_over(&[(Budget::Store, &predict)]);
+        let checked = self.check_budget(Budget::Store, predict);
+        if checked.is_ok() {
+            self.store.functions.append(rows);
+            self.sync_packed();
+        }
+        if paused {
+            self.store.defer_seals(true);
+        }
+        checked
     }
 
     /// Brings the busiest projects' packed rows up to date with the room the
@@ -915,19 +959,29 @@ impl LogEndpoints {
     /// Appends other sources' entries whole, or, past the budget or their
     /// share of it, none (503 `store_full`).
     fn append_others(&mut self, entries: &[StagedOther]) -> Result<()> {
-        let predict = |store: &Store, text_after, names| {
-            store.heap_bytes() - store.other.heap_bytes()
-                + store.other.heap_bytes_after(entries, names, text_after)
-        };
-        let mut text_after = self.store.other.text_after(entries);
-        if self.seals_in_place_when_full(|store, names| predict(store, text_after, names)) {
-            text_after = self.store.other.text_after(entries);
+        let text_after = self.store.other.text_after(entries);
+        let share = |store: &Store, names| store.other.heap_bytes_after(entries, names, text_after);
+        let whole = |store: &Store, names| others_after(store, entries, text_after, names);
+        if !self.pause_seal_jobs_if_over(&[(Budget::OtherSources, &share), (Budget::Store, &whole)])
+        {
+            return self.append_others_with(entries, text_after);
         }
+        let text_after = self.store.other.text_after(entries);
+        let appended = self.append_others_with(entries, text_after);
+        self.store.defer_seals(true);
+        appended
+    }
+
+    fn append_others_with(
+        &mut self,
+        entries: &[StagedOther],
+        text_after: (usize, usize),
+    ) -> Result<()> {
         self.check_budget(Budget::OtherSources, |store, names| {
             store.other.heap_bytes_after(entries, names, text_after)
         })?;
         self.check_budget(Budget::Store, |store, names| {
-            predict(store, text_after, names)
+            others_after(store, entries, text_after, names)
         })?;
         if !self.store.other.fits(text_after) {
             return Err(Error::BatchTooLarge {
@@ -938,8 +992,27 @@ impl LogEndpoints {
         Ok(())
     }
 
+    /// Whether a store that defers its seals (`defer_seals`) stopped for
+    /// this batch, compressing its waiting blocks here, because a budget's
+    /// prediction (`predictions`) would pass its limit. It then decides,
+    /// gives way or refuses as a store that never deferred, whose predictions
+    /// are never larger; so a deferring store takes the batches that one
+    /// takes. The caller predicts again, and resumes deferring after.
+    fn pause_seal_jobs_if_over(&mut self, predictions: &[(Budget, Prediction<'_>)]) -> bool {
+        let over = self.store.defers_seals()
+            && predictions.iter().any(|&(budget, predict)| {
+                let limit = budget.limit(&self.limits);
+                predict(&self.store, NameCount::AllNew) > limit
+                    && predict(&self.store, NameCount::Exact) > limit
+            });
+        if over {
+            self.store.defer_seals(false);
+        }
+        over
+    }
+
     /// Refuses a batch whose append would take what `budget` counts past its
-    /// limit; `after` predicts that size. Counting every name as new is an
+    /// limit; `predict` gives that size. Counting every name as new is an
     /// upper bound without hash lookups, so the exact count is only worked
     /// out when the bound does not fit (a store well within its budget pays
     /// nothing for it).
@@ -947,21 +1020,6 @@ impl LogEndpoints {
     /// The busiest projects' packed function rows give way to rows: when a
     /// batch fits only without them, they are dropped (and no more are made:
     /// the store is nearly full).
-    /// Whether a store that defers its seals (`defer_seals`), and would pass
-    /// its budget with a batch (`predict`), went back to compressing its
-    /// blocks here, those waiting first: as one that never deferred, it then
-    /// takes the same batches. The caller predicts again.
-    fn seals_in_place_when_full(&mut self, predict: impl Fn(&Store, NameCount) -> usize) -> bool {
-        let limit = self.limits.max_store_bytes;
-        let full = self.store.defers_seals()
-            && predict(&self.store, NameCount::AllNew) > limit
-            && predict(&self.store, NameCount::Exact) > limit;
-        if full {
-            self.store.defer_seals(false);
-        }
-        full
-    }
-
     fn check_budget(
         &mut self,
         budget: Budget,
@@ -1233,7 +1291,9 @@ impl LogEndpoints {
     /// another instance of the module (`take_seal_jobs`, `seal_blocks`,
     /// `install_sealed`): ingest goes on while a second core compresses. Off,
     /// they are compressed as they fill, and those waiting are compressed
-    /// now. Answers are the same either way.
+    /// now. Answers are the same either way; a batch that would take the
+    /// store past a budget is decided as in place (`pause_seal_jobs_if_over`),
+    /// and a restored store seals in place until told otherwise.
     pub fn defer_seals(&mut self, on: bool) {
         self.store.defer_seals(on);
     }

@@ -13,8 +13,9 @@
 //! - sealed: `S`, then per section the table, the number of blocks and
 //!   each block's index and decoded length (u32 each), the XXH3 its job
 //!   held, its compressed length (u32; 0 when deflate did not finish) and
-//!   compressed bytes. The store installs a block only if its job's XXH3 is
-//!   the one it handed out for that block.
+//!   compressed bytes. The store installs a block only if its job's XXH3
+//!   (of its text, seeded by the dictionary's) is the one it handed out for
+//!   that block.
 //!
 //! Integers are little-endian. A frame that does not parse whole is refused.
 
@@ -154,7 +155,9 @@ pub(crate) fn seal_blocks(jobs: &[u8]) -> Option<Vec<u8>> {
         push_u32(&mut out, count as usize);
         for _ in 0..count {
             let block = reader.u32()?;
-            let len = reader.u32()?;
+            // A store never hands out an empty block: a frame of them would
+            // only cost a compressor each.
+            let len = reader.u32().filter(|&len| len > 0)?;
             let hash = reader.u64()?;
             let text = reader.bytes(len)?;
             push_u32(&mut out, block as usize);

@@ -314,7 +314,8 @@ pub struct Arena {
     defers_seals: bool,
     /// Full blocks not yet compressed (still open, and read as such), each
     /// with whether it was handed to the host as a seal job, and then the
-    /// XXH3 of its text, which the job's answer must bring back. A snapshot
+    /// XXH3 of its text (seeded by the dictionary's), which the job's answer
+    /// must bring back. A snapshot
     /// keeps them open; after a restore they wait again.
     unsealed: BTreeMap<u32, Handed>,
 }
@@ -386,7 +387,6 @@ impl Arena {
         if !can_number(blocks.len()) || dictionary.len() > DICTIONARY_BYTES {
             return None;
         }
-        let sealed_any = blocks.iter().any(|block| block.kind != BlockKind::Open);
         // A longer claim than deflate can expand to would only make decoding
         // allocate for nothing.
         let possible = |compressed: usize| compressed.saturating_mul(deflate::MAX_EXPANSION);
@@ -423,6 +423,9 @@ impl Arena {
         for lane_block in &open_of {
             unsealed.remove(lane_block);
         }
+        // A block waiting for its seal fixed the dictionary as a seal does.
+        let sealed_any =
+            !unsealed.is_empty() || blocks.iter().any(|block| !matches!(block, Block::Open(_)));
         lanes_fit.then_some(Arena {
             blocks,
             open_of,
@@ -506,9 +509,14 @@ impl Arena {
             });
             if starts_a_block(*len, text) {
                 // A block left to a seal job stays as it is until the job
-                // comes back.
+                // comes back, counted as `unsealed_bytes` counts it: never
+                // less than sealing it in place would be.
                 bytes = match self.defers_seals {
-                    true => bytes + UNSEALED_ENTRY,
+                    true => {
+                        bytes
+                            + UNSEALED_ENTRY
+                            + deflate::compressed_bound(*len).saturating_sub(*capacity)
+                    }
                     false => bytes + deflate::compressed_bound(*len) - *capacity,
                 };
                 (*len, *capacity) = (0, 0);
@@ -538,17 +546,21 @@ impl Arena {
         let seal_slack: usize = open_lens
             .filter(|&len| len > 0)
             .map(|len| match self.defers_seals {
-                true => UNSEALED_ENTRY,
+                true => UNSEALED_ENTRY + deflate::compressed_bound(len) - len,
                 false => deflate::compressed_bound(len) - len,
             })
             .sum();
+        let unsealed_root = match self.defers_seals && self.unsealed.is_empty() {
+            true => UNSEALED_ROOT,
+            false => 0,
+        };
         let dictionary = match self.sealed_any {
             true => 0,
             false => pushed.min(DICTIONARY_BYTES - self.dictionary.len()),
         };
         (
             self.blocks.len() + new_blocks,
-            bytes + slots * BLOCK_SLOT + lane_slots * 4 + seal_slack + dictionary,
+            bytes + slots * BLOCK_SLOT + lane_slots * 4 + seal_slack + dictionary + unsealed_root,
         )
     }
 
@@ -567,9 +579,6 @@ impl Arena {
     /// Seals the largest open blocks while open blocks hold more than their
     /// share of the text (see `OPEN_SHARE`); their lanes start new ones.
     pub(crate) fn compact(&mut self) {
-        if !self.defers_seals {
-            self.seal_waiting();
-        }
         let mut text = 0usize;
         let mut open = Vec::new();
         for block in &self.blocks {
@@ -614,6 +623,7 @@ impl Arena {
 
     /// Compresses block `index` now.
     fn seal_here(&mut self, index: usize) {
+        self.sealed_any = true;
         if let Some(block) = self.blocks.get_mut(index) {
             if let Block::Open(text) = block {
                 // A block deflate did not finish stays as it is, open.
@@ -727,7 +737,27 @@ impl Arena {
         text + self.blocks.capacity() * BLOCK_SLOT
             + self.open_of.capacity() * 4
             + self.dictionary.capacity()
-            + self.unsealed.len() * UNSEALED_ENTRY
+            + self.unsealed_bytes()
+    }
+
+    /// What the blocks waiting for their seal cost besides their open text:
+    /// their entries, and as much more as their seal in place could take.
+    /// (A deferring store is then never smaller than one sealing in place.)
+    fn unsealed_bytes(&self) -> usize {
+        if self.unsealed.is_empty() {
+            return 0;
+        }
+        let past_capacity: usize = self
+            .unsealed
+            .keys()
+            .filter_map(|&index| match self.blocks.get(index as usize) {
+                Some(Block::Open(text)) => {
+                    Some(deflate::compressed_bound(text.len()).saturating_sub(text.capacity()))
+                }
+                _ => None,
+            })
+            .sum();
+        UNSEALED_ROOT + self.unsealed.len() * UNSEALED_ENTRY + past_capacity
     }
 
     /// From now on, full blocks wait for seal jobs (`on`), or are
@@ -749,7 +779,7 @@ impl Arena {
 
     /// Bytes `write_seal_jobs` would write (so that a frame is allocated once).
     pub(crate) fn seal_jobs_bytes(&self) -> usize {
-        let texts: Vec<usize> = self
+        let mut texts = self
             .unsealed
             .iter()
             .filter(|(_, &handed)| handed == Handed::No)
@@ -757,10 +787,10 @@ impl Arena {
                 Some(Block::Open(text)) => Some(text.len()),
                 _ => None,
             })
-            .collect();
-        match texts.is_empty() {
-            true => 0,
-            false => JobsWriter::section_bytes(self.dictionary.len(), texts.into_iter()),
+            .peekable();
+        match texts.peek() {
+            None => 0,
+            Some(_) => JobsWriter::section_bytes(self.dictionary.len(), texts),
         }
     }
 
@@ -771,11 +801,12 @@ impl Arena {
             return;
         }
         let mut section = jobs.section(table, &self.dictionary);
+        let dictionary = xxhash_rust::xxh3::xxh3_64(&self.dictionary);
         for (&index, handed) in self.unsealed.iter_mut() {
             if let (Handed::No, Some(Block::Open(text))) =
                 (*handed, self.blocks.get(index as usize))
             {
-                let hash = xxhash_rust::xxh3::xxh3_64(text);
+                let hash = xxhash_rust::xxh3::xxh3_64_with_seed(text, dictionary);
                 section.job(index, hash, text);
                 *handed = Handed::Out { hash };
             }
@@ -819,6 +850,10 @@ impl Arena {
             };
         }
         self.unsealed.remove(&index);
+        if self.unsealed.is_empty() {
+            // Its emptied root is freed, as `unsealed_bytes` counts none.
+            self.unsealed = BTreeMap::new();
+        }
         self.offload(index as usize);
         Installed::Yes
     }
@@ -843,8 +878,11 @@ pub(crate) enum Installed {
     Wrong(&'static str),
 }
 
-/// What memory counts for a full block waiting for its seal job.
-const UNSEALED_ENTRY: usize = 16;
+/// What memory counts for a full block waiting for its seal job: its entry
+/// in the `BTreeMap` (a node holds up to 11 entries of 24 bytes with their
+/// edges, and but the root at least 5), and the root node.
+const UNSEALED_ENTRY: usize = 64;
+const UNSEALED_ROOT: usize = 512;
 
 /// Blocks a reader keeps decoded (1 MiB, while a query runs): logs.all's
 /// rows are one project's newest, in its last blocks, but blocks filled by
@@ -1127,14 +1165,19 @@ mod tests {
         reads_back_from_its_parts(&arena, &texts, &spans);
     }
 
-    /// 20,000 texts of 300 lanes.
+    /// 20,000 texts of 300 lanes; every tenth, a long one of lane 0, which
+    /// fills blocks.
     fn many_lanes() -> Vec<(usize, String)> {
         (0..20_000)
-            .map(|i| {
-                (
+            .map(|i| match i % 10 {
+                0 => (
+                    0,
+                    format!("{{\"n\":{i},\"pad\":\"{}\"}}", "q".repeat(2000 + i % 7)),
+                ),
+                _ => (
                     i % 300,
                     format!("{{\"n\":{i},\"pad\":\"{}\"}}", "p".repeat(i % 90)),
-                )
+                ),
             })
             .collect()
     }
@@ -1180,11 +1223,18 @@ mod tests {
         let mut spans = Vec::new();
         let mut waiting = Vec::new();
         for (part, texts) in texts.chunks(4000).enumerate() {
+            // Deferring never predicts less than sealing in place: with
+            // nothing waiting, both hold the same, and it counts what its
+            // seals could take in place as well as what waiting costs.
+            let predicted = by_jobs.after(pushed(texts));
+            if by_jobs.unsealed_blocks() == 0 {
+                assert_eq!(by_jobs.heap_bytes(), in_place.heap_bytes());
+                assert!(predicted.1 >= in_place.after(pushed(texts)).1);
+            }
             for (lane, text) in texts {
                 in_place.push(*lane, text);
             }
             in_place.compact();
-            let predicted = by_jobs.after(pushed(texts));
             spans.extend(texts.iter().map(|(lane, t)| by_jobs.push(*lane, t)));
             by_jobs.compact();
             assert!(
@@ -1212,7 +1262,7 @@ mod tests {
         let mut restored =
             Arena::from_parts(blocks, open_of.to_vec(), dictionary.to_vec()).unwrap();
         assert_eq!(restored.unsealed_blocks(), by_jobs.unsealed_blocks());
-        restored.compact();
+        restored.defer_seals(false);
         assert_eq!(restored.unsealed_blocks(), 0);
         same_parts(&restored, &in_place);
 
@@ -1424,6 +1474,37 @@ mod tests {
                     .zip(&texts)
                     .any(|(r, (_, t))| r.as_ref() != Some(t))
         );
+    }
+
+    #[test]
+    fn a_block_left_waiting_fixes_the_dictionary_across_a_restore() {
+        let entry = |i: usize| (0, format!("{{\"user_agent\":\"Mozilla/5.0\",\"n\":{i}}}"));
+        let mut texts: Vec<(usize, String)> = (0..3000).map(entry).collect();
+        // Longer than a block: the lane's first block fills before the
+        // dictionary does, and waits for its seal job.
+        texts[10].1 = format!("{{\"pad\":\"{}\"}}", "x".repeat(BLOCK_BYTES));
+        let mut in_place = Arena::default();
+        let mut by_jobs = Arena::default();
+        by_jobs.defer_seals(true);
+        let (first, later) = texts.split_at(12);
+        let mut spans = Vec::new();
+        for (lane, text) in first {
+            in_place.push(*lane, text);
+            spans.push(by_jobs.push(*lane, text));
+        }
+        // The small records' block and the long record's.
+        assert_eq!(by_jobs.unsealed_blocks(), 2);
+        let (blocks, open_of, dictionary) = by_jobs.parts();
+        let mut restored =
+            Arena::from_parts(blocks, open_of.to_vec(), dictionary.to_vec()).unwrap();
+        assert!(restored.sealed_any);
+        for (lane, text) in later {
+            in_place.push(*lane, text);
+            spans.push(restored.push(*lane, text));
+        }
+        restored.defer_seals(false);
+        same_parts(&restored, &in_place);
+        reads_back_from_its_parts(&restored, &texts, &spans);
     }
 
     #[test]

@@ -33,9 +33,14 @@ class Sealer {
       this.#worker = new Worker(new URL("./seal-worker.js", import.meta.url), { type: "module" });
       this.#worker.onmessage = ({ data }) => {
         this.#inFlight -= 1;
-        if (data.error) this.#fail(data.error);
-        else if (!this.#failed) this.installed += service.installSealed(data.sealed);
-        this.#wake();
+        try {
+          if (data.error) throw new Error(data.error);
+          if (!this.#failed) this.installed += service.installSealed(data.sealed);
+        } catch (e) {
+          this.#fail(e.message);
+        } finally {
+          this.#wake();
+        }
       };
       this.#worker.onerror = (e) => this.#fail(e.message || "the seal worker failed");
     }

@@ -4,7 +4,7 @@ const CACHE = "log-endpoints-page-v4";
 const FILES = [
   "./", "./index.html", "./app.js", "./ingest-worker.js", "./seal-worker.js", "./style.css",
   "./vendor/uPlot.esm.js", "./vendor/uPlot.min.css",
-  "./pkg/web.js", "./pkg/log_endpoints.js", "./pkg/log_endpoints_bg.wasm",
+  "./pkg/web.js", "./pkg/seal-worker-node-only.js", "./pkg/log_endpoints.js", "./pkg/log_endpoints_bg.wasm",
 ];
 
 self.addEventListener("install", (event) => {
