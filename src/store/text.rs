@@ -315,8 +315,8 @@ pub struct Arena {
     /// Full blocks not yet compressed (still open, and read as such), each
     /// with whether it was handed to the host as a seal job, and then the
     /// XXH3 of its text (seeded by the dictionary's), which the job's answer
-    /// must bring back. A snapshot
-    /// keeps them open; after a restore they wait again.
+    /// must bring back. A snapshot keeps them open; after a restore they
+    /// wait again.
     unsealed: BTreeMap<u32, Handed>,
 }
 
@@ -613,8 +613,8 @@ impl Arena {
     /// Compresses block `index` (a full open one), or leaves it to a seal
     /// job; either fixes the dictionary.
     fn seal(&mut self, index: usize) {
-        self.sealed_any = true;
         if self.defers_seals {
+            self.sealed_any = true;
             self.unsealed.insert(index as u32, Handed::No);
             return;
         }
@@ -872,15 +872,16 @@ impl Arena {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Installed {
     Yes,
-    /// The block no longer waits (sealed here since, or never handed out).
+    /// The block no longer waits (sealed here since), was never handed
+    /// out, or was handed out for other text.
     Stale,
     /// The job's answer cannot be this arena's block (a host's mistake).
     Wrong(&'static str),
 }
 
-/// What memory counts for a full block waiting for its seal job: its entry
-/// in the `BTreeMap` (a node holds up to 11 entries of 24 bytes with their
-/// edges, and but the root at least 5), and the root node.
+/// What memory counts for a full block waiting for its seal job: its share
+/// of the `BTreeMap`'s nodes (a node holds up to 11 entries of 20 bytes
+/// and, but for the root, at least 5), and once the root node.
 const UNSEALED_ENTRY: usize = 64;
 const UNSEALED_ROOT: usize = 512;
 
@@ -1256,8 +1257,8 @@ mod tests {
         for ((_, text), &span) in texts.iter().zip(&spans) {
             assert_eq!(reader.get(span), Some(text.as_str()));
         }
-        // A snapshot keeps them open; restored, they wait again, and a
-        // compaction that does not defer seals them.
+        // A snapshot keeps them open; restored, they wait again, and are
+        // compressed when the store does not defer (as a restore leaves it).
         let (blocks, open_of, dictionary) = by_jobs.parts();
         let mut restored =
             Arena::from_parts(blocks, open_of.to_vec(), dictionary.to_vec()).unwrap();
