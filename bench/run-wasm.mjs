@@ -23,7 +23,7 @@ const sealer = new SealWorker(svc);
 
 /**
  * Feeds the file in batches ending at a newline; returns the ms from the first
- * read until the last block is sealed in place (reads included, as the peers'
+ * read until the last block's seal is installed (reads included, as the peers'
  * loads include theirs).
  */
 async function ingestFile(stream, path) {
