@@ -230,36 +230,42 @@ impl UrlNames {
         let mut new = std::collections::HashSet::new();
         let mut key = String::new();
         for url in urls.flatten() {
-            let cut = cut(url);
             // The key's text, and the origin's and the directory's if new.
-            let (key_text, new_origin, new_directory) = match count {
-                // The whole URL may be a key (past the most origins).
-                NameCount::AllNew => (url.len(), true, true),
+            let (key_text, origin_text, directory_text) = match count {
+                // The whole URL may be a key (past the most origins), and
+                // neither its origin nor its directory is longer: a bound
+                // that does not cut it.
+                NameCount::AllNew => (url.len(), Some(url.len()), Some(url.len())),
                 NameCount::Exact => {
                     if !new.insert(url) {
                         continue;
                     }
+                    let cut = cut(url);
                     match self.split(&cut) {
                         (Some(o), Some(d), tail) => {
                             if self.keys.lookup(key_into(&mut key, (o, d), tail)).is_some() {
                                 continue;
                             }
-                            (tail.len(), false, false)
+                            (tail.len(), None, None)
                         }
                         // The whole URL, should the batch reach the most first.
-                        (o, d, _) => (url.len(), o.is_none(), d.is_none()),
+                        (o, d, _) => (
+                            url.len(),
+                            o.is_none().then_some(cut.origin.len()),
+                            d.is_none().then_some(cut.directory.len()),
+                        ),
                     }
                 }
             };
             growth.keys += 1;
             growth.key_text += MARKER_BYTES + key_text;
-            if new_origin {
+            if let Some(text) = origin_text {
                 growth.origins += 1;
-                growth.origin_text += cut.origin.len();
+                growth.origin_text += text;
             }
-            if new_directory {
+            if let Some(text) = directory_text {
                 growth.directories += 1;
-                growth.directory_text += cut.directory.len();
+                growth.directory_text += text;
             }
         }
         growth
