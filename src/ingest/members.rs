@@ -8,8 +8,33 @@
 //! wrong as it always did.
 
 use std::borrow::Cow;
+use std::fmt;
 
+use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+
+/// A member's key, borrowed from the entry when it holds no escape (serde's
+/// own `Cow<str>` copies every one).
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
 
 pub(super) struct Members<'a> {
     raw: &'a str,
@@ -58,7 +83,7 @@ impl<'a> Members<'a> {
         if self.raw.as_bytes().get(self.at) != Some(&b'"') {
             return None;
         }
-        let (key, _) = self.value::<Cow<'a, str>>()?;
+        let (Key(key), _) = self.value::<Key<'a>>()?;
         self.eat(b':').then_some(Some(key))
     }
 
