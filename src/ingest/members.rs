@@ -5,7 +5,8 @@
 //!
 //! It reads only what a whole-entry parse accepts, the same way, or gives up
 //! (`None`): the caller then reads the entry as before, which says what is
-//! wrong as it always did.
+//! wrong as it always did. A key named twice is the caller's to refuse, as
+//! the fields it reads decide.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -48,7 +49,8 @@ fn is_json_space(b: u8) -> bool {
 }
 
 impl<'a> Members<'a> {
-    /// The members of `raw`, an object with nothing but whitespace after it.
+    /// The members of `raw`, which starts as an object does; that it is one,
+    /// with nothing but whitespace after it, is checked as it is read.
     pub(super) fn of(raw: &'a str) -> Option<Members<'a>> {
         raw.starts_with('{').then_some(Members {
             raw,
