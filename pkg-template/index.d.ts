@@ -73,6 +73,12 @@ export declare class LogEndpoints {
   static sealBlocks(jobs: Uint8Array | ArrayBuffer): Uint8Array;
   /** Puts sealed blocks in place of their open text: how many (a block compressed here since is passed over). */
   installSealed(sealed: Uint8Array | ArrayBuffer): number;
+  /** What reading a batch of `stream` here depends on (the stream, this store's limits), for `LogEndpoints.readBatch` in another instance of the module (`SealWorker.read` does it in Node). */
+  readJob(stream: string): Uint8Array;
+  /** Reads a batch as `ingest` reads it in the store `job` came from, in any instance of the module: its report and rows for that store's `ingestRead`. Throws as `ingest` would for the batch as a whole. */
+  static readBatch(job: Uint8Array | ArrayBuffer, batch: Uint8Array | ArrayBuffer | string): Uint8Array;
+  /** Appends the rows of a batch `readBatch` read, all or none (as `ingest`): its report. The store answers as had it read the batch itself. */
+  ingestRead(read: Uint8Array | ArrayBuffer): IngestReport;
   free(): void;
 }
 
@@ -86,8 +92,10 @@ export declare class SealWorker {
   constructor(service: LogEndpoints);
   /** Installs what the worker sealed, and hands it the blocks filled since. */
   pump(): void;
-  /** Resolves once every block handed out is sealed and in place. */
+  /** Resolves once every block handed out is sealed and in place, and every batch read is appended. */
   settled(): Promise<void>;
+  /** Reads a batch on the worker's thread as `ingest` reads it, then appends its rows here: `ingest`'s report, or its error. For batches with no text to compress (function rows): alternated with `ingest`, a second core reads every other batch. Once the worker has stopped, and for an array of entries, batches are read here. */
+  read(stream: StreamName, batch: Batch): Promise<IngestReport>;
   /** Settles, then stops the worker; blocks filled later are compressed as they fill. */
   close(): Promise<void>;
   /** Why the worker stopped compressing (the service then compresses its blocks itself); null while it works, and after `close()` an Error saying it was closed. */

@@ -14,19 +14,31 @@ export const init = async () => {};
  * ingests (`deferSeals`): about 40% of edge ingest moves off the calling
  * thread. Call `pump()` after each `ingest` (or `LogFeed` push) and await
  * `settled()` before timing or saving; answers are the same meanwhile.
+ * `read(stream, batch)` reads a batch on that thread instead (read jobs).
  */
 export class SealWorker {
   #service;
   #worker;
   #port;
+  #readPort;
   #inFlight = 0;
   #failed = null;
+  /** Reads handed to the worker, by id: `{ stream, resolve, reject }`. */
+  #reads = new Map();
+  #lastRead = 0;
 
   constructor(service) {
     const { port1, port2 } = new MessageChannel();
+    const reads = new MessageChannel();
     this.#service = service;
     this.#port = port1;
-    this.#worker = new Worker(new URL("./seal-worker.js", import.meta.url), { workerData: { port: port2 }, transferList: [port2] });
+    this.#readPort = reads.port1;
+    this.#readPort.on("message", (answer) => this.#readBack(answer));
+    this.#readPort.unref();
+    this.#worker = new Worker(new URL("./seal-worker.js", import.meta.url), {
+      workerData: { port: port2, readPort: reads.port2 },
+      transferList: [port2, reads.port2],
+    });
     // A worker that cannot start or stops: the service compresses its blocks itself again.
     this.#worker.on("error", (e) => this.#fail(e));
     this.#worker.on("exit", (code) => this.#fail(new Error(`the seal worker exited (code ${code})`)));
@@ -49,10 +61,38 @@ export class SealWorker {
     this.#inFlight += 1;
   }
 
-  /** Resolves once every block handed out is sealed and in place. */
+  /**
+   * Reads a batch of `stream` on the worker's thread, as `ingest` reads it
+   * here (the service's read job says how), then appends its rows here:
+   * resolves to the report `ingest` gives, or rejects with its error. For
+   * batches with no text to compress (function rows), whose reading is most
+   * of their ingest: alternated with `ingest`, a second core reads every
+   * other batch. The store answers as had it read them itself. Once the
+   * worker has stopped (`failed`), and for an array of entries, batches are
+   * read here.
+   */
+  read(stream, batch) {
+    // What throws here (the stream, the batch) rejects, as the worker's answers do.
+    return new Promise((resolve, reject) => {
+      const text = typeof batch === "string";
+      if (this.#failed || !(text || batch instanceof Uint8Array)) {
+        resolve(this.#service.ingest(stream, batch));
+        return;
+      }
+      const job = this.#service.readJob(stream);
+      // A copy the worker owns: the caller may reuse its buffer at once.
+      const bytes = text ? new TextEncoder().encode(batch) : new Uint8Array(batch);
+      const id = ++this.#lastRead;
+      this.#reads.set(id, { stream, resolve, reject });
+      this.#readPort.ref();
+      this.#readPort.postMessage({ id, job, batch: bytes }, [job.buffer, bytes.buffer]);
+    });
+  }
+
+  /** Resolves once every block handed out is sealed and in place, and every batch read is appended. */
   async settled() {
     this.pump();
-    while (this.#inFlight > 0 && !this.#failed) {
+    while ((this.#inFlight > 0 || this.#reads.size > 0) && !this.#failed) {
       await new Promise((resolve) => setTimeout(resolve, 1));
       this.#install();
     }
@@ -79,9 +119,26 @@ export class SealWorker {
     }
   }
 
+  /** A batch the worker read, appended here; or one it could not read whole, ingested here to refuse it as `ingest` does. */
+  #readBack({ id, read, unread }) {
+    const pending = this.#reads.get(id);
+    if (!pending) return;
+    this.#reads.delete(id);
+    if (this.#reads.size === 0) this.#readPort.unref();
+    try {
+      pending.resolve(read ? this.#service.ingestRead(read) : this.#service.ingest(pending.stream, unread));
+    } catch (e) {
+      pending.reject(e);
+    }
+  }
+
   #fail(error) {
     if (this.#failed) return;
     this.#failed = error;
+    // Reads in flight are lost with the worker: each rejects with why.
+    for (const { reject } of this.#reads.values()) reject(error);
+    this.#reads.clear();
+    this.#readPort.unref();
     try {
       this.#service.deferSeals(false);
     } catch {

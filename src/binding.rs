@@ -1480,6 +1480,37 @@ impl JsLogEndpoints {
         Ok(LogEndpoints::seal_blocks(&bytes_of(&jobs, "jobs")?)?)
     }
 
+    /// `readJob(stream)` → what reading a batch of `stream` here depends on
+    /// (a `Uint8Array`), for `LogEndpoints.readBatch` in another instance of
+    /// the module (a worker's): a second core reads batches while this one
+    /// appends them (`ingestRead`). Throws 400 `unknown_stream` as `ingest` does.
+    #[wasm_bindgen(js_name = readJob)]
+    pub fn read_job(&self, stream: &str) -> Result<Vec<u8>, JsValue> {
+        Ok(self.inner.borrow().read_job(stream)?)
+    }
+
+    /// `LogEndpoints.readBatch(job, batch)` → the batch read as `ingest`
+    /// reads it in the store `job` came from, in any instance of the module:
+    /// its report and rows (a `Uint8Array`) for that store's `ingestRead`.
+    /// Throws as `ingest` would for the batch as a whole; 500
+    /// `bad_read_job` for a job that does not read.
+    #[wasm_bindgen(js_name = readBatch)]
+    pub fn read_batch(job: JsValue, batch: JsValue) -> Result<Vec<u8>, JsValue> {
+        let job = bytes_of(&job, "job")?;
+        let batch = batch_bytes(&batch)?;
+        Ok(LogEndpoints::read_batch(&job, &batch)?)
+    }
+
+    /// `ingestRead(read)` → the report of a batch `readBatch` read (as
+    /// `ingest`'s), its rows appended: all, or none and a throw (as
+    /// `ingest`). The store answers as had it read the batch itself.
+    /// Throws 500 `bad_read_job` for other bytes.
+    #[wasm_bindgen(js_name = ingestRead)]
+    pub fn ingest_read(&mut self, read: JsValue) -> Result<JsValue, JsValue> {
+        let read = bytes_of(&read, "read")?;
+        to_js(&self.inner.borrow_mut().ingest_read(&read)?)
+    }
+
     /// `installSealed(sealed)` → how many blocks `sealBlocks`' answer put in
     /// place (one compressed here since is passed over). Throws 500
     /// `bad_seal_jobs` for bytes that are not sealed blocks of this store's jobs.

@@ -137,6 +137,9 @@ errors! {
     /// Seal jobs or sealed blocks a host handed between the module's instances do not read.
     BadSealJobs { reason: String } => 500, "bad_seal_jobs",
         "seal jobs or sealed text blocks handed between two instances of the module (`takeSealJobs`, `sealBlocks`, `installSealed`) that do not read as the module wrote them (never expected; a bug to report)";
+    /// A read job or its answer a host handed between the module's instances does not read.
+    BadReadJob { reason: String } => 500, "bad_read_job",
+        "a read job or a batch read by one, handed between two instances of the module (`readJob`, `readBatch`, `ingestRead`), that does not read as the module wrote it (never expected; a bug to report)";
     /// A part of the deployment (a shard, the directory, the engine) did not answer.
     Unavailable { reason: String } => 503, "unavailable",
         "a part of the deployment did not answer or is restarting; retry";
@@ -288,6 +291,7 @@ impl fmt::Display for Error {
                 write!(f, "a shard's answer could not be combined: {reason}")
             }
             Error::BadSealJobs { reason } => write!(f, "seal jobs do not read: {reason}"),
+            Error::BadReadJob { reason } => write!(f, "a read job does not read: {reason}"),
             Error::Unavailable { reason } => write!(f, "unavailable: {reason}; retry shortly"),
             Error::StorageUnavailable { reason } => write!(
                 f,

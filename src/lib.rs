@@ -33,8 +33,9 @@ mod endpoints;
 mod auth;
 mod cache;
 mod http;
-// The sharded deployment's rules.
+// The sharded deployment's rules, and batches read in another instance.
 mod shard;
+mod read_jobs;
 // The service that ties them together, and files fed to it in pieces.
 mod service;
 mod feed;

@@ -20,6 +20,7 @@ use crate::ingest::{
 use crate::limits::{Limits, LARGEST_STORE_BYTES};
 use crate::memory::reserve_room;
 use crate::params::{Params, MAX_VALUE_BYTES};
+use crate::read_jobs::{self, ReadJob};
 use crate::routes::Route;
 use crate::shard::{
     is_group_shard, read_record, BatchKey, BatchSplit, Delivery, DeliveryAnswer, IngestAnswers,
@@ -179,6 +180,86 @@ type Prediction<'p> = &'p dyn Fn(&Store, NameCount) -> usize;
 
 /// The store's size once edge entries `staged` are appended (their text's
 /// growth given by `text_after`).
+/// A batch's entries read as `ingest_source` reads them within `limits`:
+/// the rows they make, and their report (but the newest time, known once
+/// they are kept). Shared by a store's own ingest and read jobs.
+fn read_entries<'b>(
+    source: &'b Source,
+    form: BatchForm,
+    batch: &'b [u8],
+    limits: &Limits,
+) -> Result<(StagedRows<'b>, IngestReport)> {
+    let BatchForm {
+        framing,
+        entries: form,
+        received_at: _,
+    } = form;
+    refuse_a_snapshot(batch)?;
+    let entries = frame_batch(batch, framing, limits)?;
+    let mut report = IngestReport::new(limits.max_reported_rejections);
+    let rows = match source.stream {
+        Stream::Edge => {
+            let mut staged = Vec::with_capacity(entries.len());
+            for (index, entry) in entries.iter().enumerate() {
+                match entry
+                    .text
+                    .clone()
+                    .and_then(|raw| ingest::read_edge(raw, &form, index))
+                {
+                    Ok(edge) => staged.push(edge),
+                    Err(reason) => report.reject(index, entry.reason(reason)),
+                }
+            }
+            report.accepted = staged.len();
+            StagedRows::Edge(staged)
+        }
+        Stream::Function => {
+            let mut rows = Vec::with_capacity(entries.len());
+            for (index, entry) in entries.iter().enumerate() {
+                let before = rows.len();
+                match entry
+                    .text
+                    .clone()
+                    .and_then(|raw| ingest::read_function(raw, &form, index, &mut rows))
+                {
+                    Ok(()) => report.accepted += 1,
+                    Err(reason) => {
+                        rows.truncate(before);
+                        report.reject(index, entry.reason(reason));
+                    }
+                }
+            }
+            StagedRows::Function(rows)
+        }
+        Stream::Other => {
+            let mut staged = Vec::with_capacity(entries.len());
+            for (index, entry) in entries.iter().enumerate() {
+                match entry
+                    .text
+                    .clone()
+                    .and_then(|raw| ingest::read_other(raw, &source.name, &form, index))
+                {
+                    Ok(other) => staged.push(other),
+                    Err(reason) => report.reject(index, entry.reason(reason)),
+                }
+            }
+            report.accepted = staged.len();
+            StagedRows::Other(staged)
+        }
+    };
+    Ok((rows, report))
+}
+
+/// A saved store handed in as logs is refused, naming what opens it.
+fn refuse_a_snapshot(batch: &[u8]) -> Result<()> {
+    match crate::snapshot::has_magic(batch) {
+        true => Err(Error::UnreadableBatch {
+            reason: "it is a saved store (a snapshot), not logs: open it with `LogEndpoints.fromSnapshot` (the CLI's `--open`)".into(),
+        }),
+        false => Ok(()),
+    }
+}
+
 fn edges_after(
     store: &Store,
     staged: &[StagedEdge],
@@ -808,71 +889,9 @@ impl LogEndpoints {
     ) -> Result<IngestReport> {
         // Logs handed in are kept whatever their age: a library's clock is
         // the caller's (`setNow`), and an old download is read as it is.
-        let BatchForm {
-            framing,
-            entries: form,
-            received_at: _,
-        } = form.into();
-        if crate::snapshot::has_magic(batch) {
-            return Err(Error::UnreadableBatch {
-                reason: "it is a saved store (a snapshot), not logs: open it with `LogEndpoints.fromSnapshot` (the CLI's `--open`)".into(),
-            });
-        }
-        let entries = frame_batch(batch, framing, &self.limits)?;
-        let mut report = IngestReport::new(self.limits.max_reported_rejections);
-        match source.stream {
-            Stream::Edge => {
-                let mut staged = Vec::with_capacity(entries.len());
-                for (index, entry) in entries.iter().enumerate() {
-                    match entry
-                        .text
-                        .clone()
-                        .and_then(|raw| ingest::read_edge(raw, &form, index))
-                    {
-                        Ok(edge) => staged.push(edge),
-                        Err(reason) => report.reject(index, entry.reason(reason)),
-                    }
-                }
-                self.append_edges(&staged)?;
-                report.accepted = staged.len();
-                report.newest_timestamp = staged.iter().map(|e| e.timestamp).max();
-            }
-            Stream::Function => {
-                let mut rows = Vec::with_capacity(entries.len());
-                for (index, entry) in entries.iter().enumerate() {
-                    let before = rows.len();
-                    match entry
-                        .text
-                        .clone()
-                        .and_then(|raw| ingest::read_function(raw, &form, index, &mut rows))
-                    {
-                        Ok(()) => report.accepted += 1,
-                        Err(reason) => {
-                            rows.truncate(before);
-                            report.reject(index, entry.reason(reason));
-                        }
-                    }
-                }
-                self.append_invocations(&rows)?;
-                report.newest_timestamp = rows.iter().map(|r| r.timestamp).max();
-            }
-            Stream::Other => {
-                let mut staged = Vec::with_capacity(entries.len());
-                for (index, entry) in entries.iter().enumerate() {
-                    match entry
-                        .text
-                        .clone()
-                        .and_then(|raw| ingest::read_other(raw, &source.name, &form, index))
-                    {
-                        Ok(other) => staged.push(other),
-                        Err(reason) => report.reject(index, entry.reason(reason)),
-                    }
-                }
-                self.append_others(&staged)?;
-                report.accepted = staged.len();
-                report.newest_timestamp = staged.iter().map(|e| e.timestamp).max();
-            }
-        }
+        let (rows, mut report) = read_entries(source, form.into(), batch, &self.limits)?;
+        self.append_rows(&rows)?;
+        report.newest_timestamp = rows.newest();
         Ok(report)
     }
 
@@ -1323,6 +1342,48 @@ impl LogEndpoints {
             .map_err(|reason| Error::BadSealJobs {
                 reason: reason.into(),
             })
+    }
+
+    /// What reading a batch of `stream_name` here depends on, as a read job
+    /// for `read_batch` in another instance of the module (a worker's): a
+    /// second core reads batches while this one appends.
+    pub fn read_job(&self, stream_name: &str) -> Result<Vec<u8>> {
+        Source::stream(stream_name)?;
+        let job = ReadJob {
+            stream: stream_name.to_owned(),
+            limits: self.limits,
+        };
+        Ok(job.write())
+    }
+
+    /// A batch read as `ingest` reads it in the store whose job `job` is, in
+    /// any instance of the module: its report and its rows, for
+    /// `ingest_read`. Throws as `ingest` would for the batch as a whole;
+    /// 500 `bad_read_job` for a job that does not read.
+    pub fn read_batch(job: &[u8], batch: &[u8]) -> Result<Vec<u8>> {
+        let job = ReadJob::read(job)?;
+        let source = Source::stream(&job.stream)?;
+        let (rows, report) = read_entries(&source, EntryForm::Contract.into(), batch, &job.limits)?;
+        Ok(read_jobs::write_answer(&job.stream, &report, &rows))
+    }
+
+    /// Appends the rows of a batch `read_batch` read: all, or, past the
+    /// budget, none (as `ingest`); its report. The store is as had it read
+    /// the batch itself. 500 `bad_read_job` for bytes that are not such a
+    /// batch.
+    pub fn ingest_read(&mut self, answer: &[u8]) -> Result<IngestReport> {
+        let answer = read_jobs::read_answer(answer)?;
+        let stream = Source::stream(answer.stream)?.stream;
+        let rows =
+            StagedRows::read(stream, answer.rows, answer.count).map_err(|_| Error::BadReadJob {
+                reason: "rows that do not read".into(),
+            })?;
+        self.append_rows(&rows)?;
+        let mut read = answer.report;
+        read.newest_timestamp = rows.newest();
+        let mut report = IngestReport::new(self.limits.max_reported_rejections);
+        report.absorb(read);
+        Ok(report)
     }
 
     pub fn endpoints(&self) -> &'static [EndpointInfo] {

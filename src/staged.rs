@@ -245,6 +245,15 @@ impl<'a> StagedRows<'a> {
         })
     }
 
+    /// The rows as staged bytes, one after another (what `read` reads).
+    pub fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            StagedRows::Edge(rows) => rows.iter().for_each(|row| write_edge(out, row)),
+            StagedRows::Function(rows) => rows.iter().for_each(|row| write_invocation(out, row)),
+            StagedRows::Other(rows) => rows.iter().for_each(|row| write_other(out, row)),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             StagedRows::Edge(rows) => rows.len(),

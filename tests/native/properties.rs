@@ -147,6 +147,47 @@ proptest! {
     }
 
     #[test]
+    fn batches_read_by_read_jobs_answer_and_report_as_batches_read_here(
+        (first, later) in (entries(120), entries(60)),
+        queries in prop::collection::vec(query(), 1..12),
+        budget_kib in prop::option::of(16usize..256),
+        with_limits in any::<bool>(),
+    ) {
+        // The same batches, with a line that is no entry, read here and read
+        // by another instance (a read job), with the same limits: the same
+        // reports, refusals of whole batches, answers and snapshot.
+        let config = || Config {
+            api_keys: vec![ApiKey::new(KEY).unwrap()],
+            limits: log_endpoints::Limits {
+                max_store_bytes: budget_kib.map_or(1 << 30, |kib| kib << 10),
+                max_batch_entries: if with_limits { 50 } else { 2_000_000 },
+                max_reported_rejections: if with_limits { 1 } else { 1000 },
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        let mut here = LogEndpoints::new(config());
+        let mut by_jobs = LogEndpoints::new(config());
+        for batch in [&first, &later] {
+            for stream in ["edge_logs", "function_edge_logs"] {
+                let batch = format!("{}{{\"id\": oops}}\n[]\n", ndjson(of_stream(batch, stream)));
+                let a = here.ingest(stream, batch.as_bytes()).map_err(|e| e.code());
+                let job = by_jobs.read_job(stream).unwrap();
+                let b = LogEndpoints::read_batch(&job, batch.as_bytes())
+                    .and_then(|read| by_jobs.ingest_read(&read))
+                    .map_err(|e| e.code());
+                prop_assert_eq!(a, b);
+            }
+            for q in &queries {
+                prop_assert_eq!(answer(&mut by_jobs, q), answer(&mut here, q), "{:?}", q);
+            }
+        }
+        prop_assert_eq!(by_jobs.stats().edge_entries, here.stats().edge_entries);
+        prop_assert_eq!(by_jobs.stats().function_rows, here.stats().function_rows);
+        prop_assert_eq!(by_jobs.snapshot(), here.snapshot());
+    }
+
+    #[test]
     fn blocks_sealed_by_jobs_answer_and_snapshot_as_blocks_sealed_in_place(
         (first, long, later) in (entries(120), long_entries(150), entries(40)),
         queries in prop::collection::vec(query(), 1..12),

@@ -242,6 +242,47 @@ test("SealWorker compresses text blocks on a second thread: the same answers mea
   assert.throws(() => LogEndpoints.sealBlocks(new Uint8Array([1, 2, 3])), (e) => e.status === 500 && e.code === "bad_seal_jobs");
 });
 
+test("SealWorker.read reads batches on a second thread: the reports, errors, answers and entries ingest gives", async () => {
+  const options = { apiKeys: ["secret"], now: NOW, limits: { maxBatchEntries: 3000, maxReportedRejections: 2 } };
+  const here = new LogEndpoints(options);
+  const svc = new LogEndpoints(options);
+  const sealer = new SealWorker(svc);
+  const functions = [...generate({ stream: "function_edge_logs", count: 9000, endMs: NOW, spanMs: 2 * 3600e3 })];
+  const ndjson = (entries) => entries.map((e) => JSON.stringify(e)).join("\n") + "\n{oops\n[]\n{\"id\": 5}\n";
+  const batches = [0, 2500, 5000].map((at) => Buffer.from(ndjson(functions.slice(at, at + 2500))));
+  // One batch over the entry limit, for the worker: refused whole, as ingest refuses it.
+  batches.splice(2, 0, Buffer.from(ndjson(functions.slice(0, 3100))));
+  for (const [k, batch] of batches.entries()) {
+    const expected = (() => { try { return here.ingest("function_edge_logs", batch); } catch (e) { return { code: e.code, status: e.status }; } })();
+    // Alternated with ingest: the worker reads every other batch, appended here once it is back.
+    let got;
+    if (k % 2 === 0) {
+      const rows = svc.stats().functionRows;
+      const reading = sealer.read("function_edge_logs", batch);
+      assert.equal(svc.stats().functionRows, rows, "a batch read here, not on the worker");
+      got = await reading.catch((e) => ({ code: e.code, status: e.status }));
+    } else {
+      got = svc.ingest("function_edge_logs", batch);
+    }
+    assert.deepEqual(got, expected, `batch ${k}`);
+  }
+  assert.equal(sealer.failed, null);
+  const params = { project, interval: "1hr" };
+  assert.deepEqual(svc.query("functions.invocation-stats", params, "secret").result, here.query("functions.invocation-stats", params, "secret").result);
+  assert.equal(svc.stats().functionRows, here.stats().functionRows);
+  assert.deepEqual(svc.snapshot(), here.snapshot());
+  // Edge entries too; and once closed, batches are read here.
+  const edge = Buffer.from([...generate({ stream: "edge_logs", count: 2000, endMs: NOW, spanMs: 3600e3 })].map((e) => JSON.stringify(e)).join("\n"));
+  assert.deepEqual(await sealer.read("edge_logs", edge), here.ingest("edge_logs", edge));
+  await assert.rejects(sealer.read("nope", edge), (e) => e.status === 400 && e.code === "unknown_stream");
+  await sealer.close();
+  const later = [...generate({ stream: "function_edge_logs", count: 100, endMs: NOW, spanMs: 3600e3, seed: 3 })];
+  assert.deepEqual(await sealer.read("function_edge_logs", later), here.ingest("function_edge_logs", later));
+  assert.deepEqual(svc.snapshot(), here.snapshot());
+  assert.throws(() => svc.ingestRead(new Uint8Array([1, 2, 3])), (e) => e.status === 500 && e.code === "bad_read_job");
+  assert.throws(() => LogEndpoints.readBatch(new Uint8Array([1, 2, 3]), edge), (e) => e.status === 500 && e.code === "bad_read_job");
+});
+
 test("LogFeed takes bytes or text, split anywhere, and names `bytes` for anything else", () => {
   const lines = [...generate({ stream: "edge_logs", count: 50, endMs: NOW, spanMs: 3600e3 })].map((e) => JSON.stringify(e)).join("\n");
   for (const pieces of [[lines], [lines.slice(0, 1001), lines.slice(1001)], [Buffer.from(lines.slice(0, 700)), lines.slice(700)]]) {
