@@ -94,7 +94,7 @@ export declare class SealWorker {
   pump(): void;
   /** Resolves once every block handed out is sealed and in place, and every batch read is appended. */
   settled(): Promise<void>;
-  /** Reads a batch on the worker's thread as `ingest` reads it, then appends its rows here: `ingest`'s report, or its error. For batches with no text to compress (function rows): alternated with `ingest`, a second core reads every other batch. Once the worker has stopped, and for an array of entries, batches are read here. */
+  /** Reads a batch on the worker's thread as `ingest` reads it, then appends its rows here: `ingest`'s report, or its error. For batches with no text to compress (function rows): alternated with `ingest`, a second core reads every other batch. Once the worker has stopped or is closing, and for an array of entries, batches are read here; a batch the worker was reading when it stopped is lost with it (the read rejects with why). */
   read(stream: StreamName, batch: Batch): Promise<IngestReport>;
   /** Settles, then stops the worker; blocks filled later are compressed as they fill. */
   close(): Promise<void>;

@@ -26,6 +26,7 @@ export class SealWorker {
   /** Reads handed to the worker, by id: `{ stream, resolve, reject }`. */
   #reads = new Map();
   #lastRead = 0;
+  #closing = false;
 
   constructor(service) {
     const { port1, port2 } = new MessageChannel();
@@ -39,9 +40,14 @@ export class SealWorker {
       workerData: { port: port2, readPort: reads.port2 },
       transferList: [port2, reads.port2],
     });
-    // A worker that cannot start or stops: the service compresses its blocks itself again.
-    this.#worker.on("error", (e) => this.#fail(e));
-    this.#worker.on("exit", (code) => this.#fail(new Error(`the seal worker exited (code ${code})`)));
+    // A worker that cannot start or stops: the service compresses its blocks
+    // itself again, and the batches it was reading are lost with it.
+    const stopped = (error) => {
+      this.#loseReads(error);
+      this.#fail(error);
+    };
+    this.#worker.on("error", stopped);
+    this.#worker.on("exit", (code) => stopped(new Error(`the seal worker exited (code ${code})`)));
     this.#worker.unref();
     service.deferSeals(true);
   }
@@ -68,14 +74,15 @@ export class SealWorker {
    * batches with no text to compress (function rows), whose reading is most
    * of their ingest: alternated with `ingest`, a second core reads every
    * other batch. The store answers as had it read them itself. Once the
-   * worker has stopped (`failed`), and for an array of entries, batches are
-   * read here.
+   * worker has stopped (`failed`) or is closing, and for an array of
+   * entries, batches are read here; a batch the worker was reading when it
+   * stopped is lost with it (its read rejects with why).
    */
   read(stream, batch) {
     // What throws here (the stream, the batch) rejects, as the worker's answers do.
     return new Promise((resolve, reject) => {
       const text = typeof batch === "string";
-      if (this.#failed || !(text || batch instanceof Uint8Array)) {
+      if (this.#failed || this.#closing || !(text || batch instanceof Uint8Array)) {
         resolve(this.#service.ingest(stream, batch));
         return;
       }
@@ -92,14 +99,16 @@ export class SealWorker {
   /** Resolves once every block handed out is sealed and in place, and every batch read is appended. */
   async settled() {
     this.pump();
-    while ((this.#inFlight > 0 || this.#reads.size > 0) && !this.#failed) {
+    while ((this.#inFlight > 0 && !this.#failed) || this.#reads.size > 0) {
       await new Promise((resolve) => setTimeout(resolve, 1));
-      this.#install();
+      // Rows appended meanwhile may fill blocks: those go to the worker too.
+      this.pump();
     }
   }
 
   /** Stops the worker once settled; blocks filled later are compressed as they fill. */
   async close() {
+    this.#closing = true;
     await this.settled();
     this.#failed ??= new Error("the seal worker was closed");
     this.#service.deferSeals(false);
@@ -132,13 +141,16 @@ export class SealWorker {
     }
   }
 
-  #fail(error) {
-    if (this.#failed) return;
-    this.#failed = error;
-    // Reads in flight are lost with the worker: each rejects with why.
+  /** Batches the worker was reading when it stopped: each read rejects with why (the worker held the only copy). */
+  #loseReads(error) {
     for (const { reject } of this.#reads.values()) reject(error);
     this.#reads.clear();
     this.#readPort.unref();
+  }
+
+  #fail(error) {
+    if (this.#failed) return;
+    this.#failed = error;
     try {
       this.#service.deferSeals(false);
     } catch {

@@ -1485,8 +1485,9 @@ impl JsLogEndpoints {
     /// the module (a worker's): a second core reads batches while this one
     /// appends them (`ingestRead`). Throws 400 `unknown_stream` as `ingest` does.
     #[wasm_bindgen(js_name = readJob)]
-    pub fn read_job(&self, stream: &str) -> Result<Vec<u8>, JsValue> {
-        Ok(self.inner.borrow().read_job(stream)?)
+    pub fn read_job(&self, stream: JsValue) -> Result<Vec<u8>, JsValue> {
+        let stream = text_arg(&stream, "stream")?;
+        Ok(self.inner.borrow().read_job(&stream)?)
     }
 
     /// `LogEndpoints.readBatch(job, batch)` → the batch read as `ingest`

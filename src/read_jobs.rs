@@ -144,8 +144,10 @@ pub fn read_answer(frame: &[u8]) -> Result<ReadAnswer<'_>> {
     let stream = std::str::from_utf8(cursor.take(len)?)
         .map_err(|_| bad("a stream name that is not UTF-8"))?;
     let len = cursor.u32()?;
-    let report = serde_json::from_slice(cursor.take(len)?)
-        .map_err(|_| bad("a report that does not read"))?;
+    let report: IngestReport = serde_json::from_slice(cursor.take(len)?)
+        .ok()
+        .filter(|r: &IngestReport| r.rejected.len() <= r.rejected_total)
+        .ok_or_else(|| bad("a report that does not read"))?;
     let count = cursor.u64()?;
     Ok(ReadAnswer {
         stream,
@@ -167,7 +169,7 @@ mod tests {
                 max_batch_bytes: 1 << 20,
                 max_batch_entries: 7,
                 max_reported_rejections: 3,
-                max_store_bytes: 5 << 30,
+                max_store_bytes: 3 << 30,
                 max_param_bytes: 11,
                 max_regex_bytes: 13,
             },
@@ -205,5 +207,10 @@ mod tests {
         for cut in 0..answer.len() {
             assert!(read_answer(&answer[..cut]).is_err(), "{cut}");
         }
+        // A report listing more rejections than it counts does not read.
+        let mut listed = report.clone();
+        listed.rejected_total = 0;
+        let answer = write_answer("edge_logs", &listed, &StagedRows::Edge(vec![]));
+        assert!(read_answer(&answer).is_err());
     }
 }

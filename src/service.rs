@@ -178,8 +178,6 @@ enum Budget {
 /// What a budget counts once a batch is appended, by what names it counts.
 type Prediction<'p> = &'p dyn Fn(&Store, NameCount) -> usize;
 
-/// The store's size once edge entries `staged` are appended (their text's
-/// growth given by `text_after`).
 /// A batch's entries read as `ingest_source` reads them within `limits`:
 /// the rows they make, and their report (but the newest time, known once
 /// they are kept). Shared by a store's own ingest and read jobs.
@@ -260,6 +258,8 @@ fn refuse_a_snapshot(batch: &[u8]) -> Result<()> {
     }
 }
 
+/// The store's size once edge entries `staged` are appended (their text's
+/// growth given by `text_after`).
 fn edges_after(
     store: &Store,
     staged: &[StagedEdge],
@@ -1373,11 +1373,14 @@ impl LogEndpoints {
     /// batch.
     pub fn ingest_read(&mut self, answer: &[u8]) -> Result<IngestReport> {
         let answer = read_jobs::read_answer(answer)?;
-        let stream = Source::stream(answer.stream)?.stream;
-        let rows =
-            StagedRows::read(stream, answer.rows, answer.count).map_err(|_| Error::BadReadJob {
-                reason: "rows that do not read".into(),
-            })?;
+        let bad = |reason: &str| Error::BadReadJob {
+            reason: reason.into(),
+        };
+        let stream = Source::stream(answer.stream)
+            .map_err(|_| bad("a stream not known"))?
+            .stream;
+        let rows = StagedRows::read(stream, answer.rows, answer.count)
+            .map_err(|_| bad("rows that do not read"))?;
         self.append_rows(&rows)?;
         let mut read = answer.report;
         read.newest_timestamp = rows.newest();

@@ -275,9 +275,13 @@ test("SealWorker.read reads batches on a second thread: the reports, errors, ans
   const edge = Buffer.from([...generate({ stream: "edge_logs", count: 2000, endMs: NOW, spanMs: 3600e3 })].map((e) => JSON.stringify(e)).join("\n"));
   assert.deepEqual(await sealer.read("edge_logs", edge), here.ingest("edge_logs", edge));
   await assert.rejects(sealer.read("nope", edge), (e) => e.status === 400 && e.code === "unknown_stream");
-  await sealer.close();
-  const later = [...generate({ stream: "function_edge_logs", count: 100, endMs: NOW, spanMs: 3600e3, seed: 3 })];
-  assert.deepEqual(await sealer.read("function_edge_logs", later), here.ingest("function_edge_logs", later));
+  await assert.rejects(sealer.read(42, edge), (e) => e.status === 400 && e.parameter === "stream");
+  // A read made while the worker is closing is read here, not lost with it.
+  const closing = sealer.close();
+  const later = Buffer.from([...generate({ stream: "function_edge_logs", count: 100, endMs: NOW, spanMs: 3600e3, seed: 3 })].map((e) => JSON.stringify(e)).join("\n"));
+  const hung = new Promise((_, reject) => setTimeout(() => reject(new Error("a read made while closing never settled")), 10_000).unref());
+  assert.deepEqual(await Promise.race([sealer.read("function_edge_logs", later), hung]), here.ingest("function_edge_logs", later));
+  await closing;
   assert.deepEqual(svc.snapshot(), here.snapshot());
   assert.throws(() => svc.ingestRead(new Uint8Array([1, 2, 3])), (e) => e.status === 500 && e.code === "bad_read_job");
   assert.throws(() => LogEndpoints.readBatch(new Uint8Array([1, 2, 3]), edge), (e) => e.status === 500 && e.code === "bad_read_job");
