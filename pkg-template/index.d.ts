@@ -76,7 +76,7 @@ export declare class LogEndpoints {
   /** What reading a batch of `stream` here depends on (the stream, this store's limits), for `LogEndpoints.readBatch` in another instance of the module (`SealWorker.read` does it in Node). */
   readJob(stream: string): Uint8Array;
   /** Reads a batch as `ingest` reads it in the store `job` came from, in any instance of the module: its report and rows for that store's `ingestRead`. Throws as `ingest` would for the batch as a whole. */
-  static readBatch(job: Uint8Array | ArrayBuffer, batch: Uint8Array | ArrayBuffer | string): Uint8Array;
+  static readBatch(job: Uint8Array | ArrayBuffer, batch: Batch): Uint8Array;
   /** Appends the rows of a batch `readBatch` read, all or none (as `ingest`): its report. The store answers as had it read the batch itself. */
   ingestRead(read: Uint8Array | ArrayBuffer): IngestReport;
   free(): void;

@@ -279,8 +279,10 @@ test("SealWorker.read reads batches on a second thread: the reports, errors, ans
   // A read made while the worker is closing is read here, not lost with it.
   const closing = sealer.close();
   const later = Buffer.from([...generate({ stream: "function_edge_logs", count: 100, endMs: NOW, spanMs: 3600e3, seed: 3 })].map((e) => JSON.stringify(e)).join("\n"));
-  const hung = new Promise((_, reject) => setTimeout(() => reject(new Error("a read made while closing never settled")), 10_000).unref());
-  assert.deepEqual(await Promise.race([sealer.read("function_edge_logs", later), hung]), here.ingest("function_edge_logs", later));
+  let timer;
+  const hung = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("a read made while closing never settled")), 10_000)));
+  const readWhileClosing = await Promise.race([sealer.read("function_edge_logs", later), hung]).finally(() => clearTimeout(timer));
+  assert.deepEqual(readWhileClosing, here.ingest("function_edge_logs", later));
   await closing;
   assert.deepEqual(svc.snapshot(), here.snapshot());
   assert.throws(() => svc.ingestRead(new Uint8Array([1, 2, 3])), (e) => e.status === 500 && e.code === "bad_read_job");
