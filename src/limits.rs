@@ -3,7 +3,7 @@
 //! A person's store budget in MiB (the CLI's `--max-store`, the page's
 //! `?max-store`) is read here too.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -17,7 +17,7 @@ pub const LARGEST_STORE_BYTES: usize = u32::MAX as usize;
 /// The largest store budget a setting in whole MiB can ask for.
 pub const LARGEST_STORE_MIB: usize = LARGEST_STORE_BYTES >> 20;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Limits {
     /// Largest batch accepted by one `ingest` call, in bytes.

@@ -6,6 +6,9 @@
 //! appends without parsing. So a second core reads while the first appends,
 //! and the store decides, as `ingest` does, whether the rows fit.
 
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
 use crate::error::{Error, Result};
 use crate::ingest::IngestReport;
 use crate::limits::Limits;
@@ -15,7 +18,7 @@ const JOB: &[u8; 4] = b"LERJ";
 const ANSWER: &[u8; 4] = b"LERA";
 
 /// What reading a batch depends on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReadJob {
     /// The stream's name (`Source::stream` reads it).
     pub stream: String,
@@ -28,132 +31,94 @@ fn bad(reason: &str) -> Error {
     }
 }
 
-/// Bytes read from the front of a frame.
-struct Cursor<'b>(&'b [u8]);
+/// A frame: `magic`, then `head` as JSON (its length first); what follows
+/// is the caller's.
+fn framed(magic: &[u8; 4], head: &impl Serialize) -> Vec<u8> {
+    let head = serde_json::to_vec(head).unwrap_or_default();
+    let mut frame = Vec::with_capacity(8 + head.len());
+    frame.extend_from_slice(magic);
+    frame.extend_from_slice(&(head.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&head);
+    frame
+}
 
-impl<'b> Cursor<'b> {
-    fn take(&mut self, n: usize) -> Result<&'b [u8]> {
-        let (taken, rest) = self
-            .0
-            .split_at_checked(n)
-            .ok_or_else(|| bad("the frame is cut short"))?;
-        self.0 = rest;
-        Ok(taken)
+/// A frame's head, and what follows it; 500 `bad_read_job` for a frame
+/// that is not `what`.
+fn unframed<'b, T: DeserializeOwned>(
+    frame: &'b [u8],
+    magic: &[u8; 4],
+    what: &str,
+) -> Result<(T, &'b [u8])> {
+    let (found, rest) = frame.split_at_checked(4).ok_or_else(|| bad(what))?;
+    if found != magic {
+        return Err(bad(&format!("not {what}")));
     }
-
-    fn u32(&mut self) -> Result<usize> {
-        let bytes = self.take(4)?.try_into().unwrap_or_default();
-        Ok(u32::from_le_bytes(bytes) as usize)
-    }
-
-    fn u64(&mut self) -> Result<usize> {
-        let bytes = self.take(8)?.try_into().unwrap_or_default();
-        usize::try_from(u64::from_le_bytes(bytes)).map_err(|_| bad("a number past this engine's"))
-    }
-
-    fn magic(&mut self, magic: &[u8; 4], what: &str) -> Result<()> {
-        match self.take(4)? == magic {
-            true => Ok(()),
-            false => Err(bad(&format!("not {what}"))),
-        }
-    }
+    let (len, rest) = rest.split_at_checked(4).ok_or_else(|| bad(what))?;
+    let len = u32::from_le_bytes(len.try_into().unwrap_or_default()) as usize;
+    let (head, rest) = rest
+        .split_at_checked(len)
+        .ok_or_else(|| bad("the frame is cut short"))?;
+    let head =
+        serde_json::from_slice(head).map_err(|_| bad(&format!("{what} that does not read")))?;
+    Ok((head, rest))
 }
 
 impl ReadJob {
-    /// The limits in the frame, in this order.
-    fn limits_in_order(limits: &mut Limits) -> [&mut usize; 6] {
-        let Limits {
-            max_batch_bytes,
-            max_batch_entries,
-            max_reported_rejections,
-            max_store_bytes,
-            max_param_bytes,
-            max_regex_bytes,
-        } = limits;
-        [
-            max_batch_bytes,
-            max_batch_entries,
-            max_reported_rejections,
-            max_store_bytes,
-            max_param_bytes,
-            max_regex_bytes,
-        ]
-    }
-
-    /// The job as a frame: its magic, the stream's name, then each limit.
+    /// The job as a frame.
     pub fn write(&self) -> Vec<u8> {
-        let mut frame = Vec::with_capacity(4 + 4 + self.stream.len() + 6 * 8);
-        frame.extend_from_slice(JOB);
-        frame.extend_from_slice(&(self.stream.len() as u32).to_le_bytes());
-        frame.extend_from_slice(self.stream.as_bytes());
-        let mut limits = self.limits;
-        for limit in Self::limits_in_order(&mut limits) {
-            frame.extend_from_slice(&(*limit as u64).to_le_bytes());
-        }
-        frame
+        framed(JOB, self)
     }
 
     /// A job written by `write`; 500 `bad_read_job` for other bytes.
     pub fn read(frame: &[u8]) -> Result<ReadJob> {
-        let mut cursor = Cursor(frame);
-        cursor.magic(JOB, "a read job")?;
-        let len = cursor.u32()?;
-        let stream = std::str::from_utf8(cursor.take(len)?)
-            .map_err(|_| bad("a stream name that is not UTF-8"))?
-            .to_owned();
-        let mut limits = Limits::default();
-        for limit in Self::limits_in_order(&mut limits) {
-            *limit = cursor.u64()?;
-        }
-        match cursor.0.is_empty() {
-            true => Ok(ReadJob { stream, limits }),
-            false => Err(bad("bytes past the job")),
+        match unframed(frame, JOB, "a read job")? {
+            (job, []) => Ok(job),
+            _ => Err(bad("bytes past the job")),
         }
     }
 }
 
-/// A batch read by a job, as a frame: its magic, the stream's name, the
-/// report's JSON (each with its length first), the rows' count, then the
-/// rows as staged bytes.
+/// What an answer says of its rows.
+#[derive(Serialize, Deserialize)]
+struct AnswerHead {
+    stream: String,
+    report: IngestReport,
+    count: usize,
+}
+
+/// A batch read by a job, as a frame: its stream, report and rows' count,
+/// then the rows as staged bytes.
 pub fn write_answer(stream: &str, report: &IngestReport, rows: &StagedRows) -> Vec<u8> {
-    let report = serde_json::to_vec(report).unwrap_or_default();
-    let mut frame = Vec::with_capacity(4 + 4 + stream.len() + 4 + report.len() + 8);
-    frame.extend_from_slice(ANSWER);
-    for part in [stream.as_bytes(), &report] {
-        frame.extend_from_slice(&(part.len() as u32).to_le_bytes());
-        frame.extend_from_slice(part);
-    }
-    frame.extend_from_slice(&(rows.len() as u64).to_le_bytes());
+    let head = AnswerHead {
+        stream: stream.to_owned(),
+        report: report.clone(),
+        count: rows.len(),
+    };
+    let mut frame = framed(ANSWER, &head);
     rows.write(&mut frame);
     frame
 }
 
 /// An answer as `write_answer` wrote it (its rows are read when appended).
 pub struct ReadAnswer<'b> {
-    pub stream: &'b str,
+    pub stream: String,
     pub report: IngestReport,
     pub count: usize,
     pub rows: &'b [u8],
 }
 
-/// The parts of an answer; 500 `bad_read_job` for other bytes.
+/// The parts of an answer; 500 `bad_read_job` for other bytes, and for a
+/// report listing more rejections than it counts.
 pub fn read_answer(frame: &[u8]) -> Result<ReadAnswer<'_>> {
-    let mut cursor = Cursor(frame);
-    cursor.magic(ANSWER, "a batch read by a read job")?;
-    let len = cursor.u32()?;
-    let stream = std::str::from_utf8(cursor.take(len)?)
-        .map_err(|_| bad("a stream name that is not UTF-8"))?;
-    let len = cursor.u32()?;
-    let report: IngestReport = serde_json::from_slice(cursor.take(len)?)
-        .ok()
-        .filter(|r: &IngestReport| r.rejected.len() <= r.rejected_total)
-        .ok_or_else(|| bad("a report that does not read"))?;
-    let count = cursor.u64()?;
+    let (head, rows): (AnswerHead, _) = unframed(frame, ANSWER, "a batch read by a read job")?;
+    if head.report.rejected.len() > head.report.rejected_total {
+        return Err(bad("a report that does not read"));
+    }
     Ok(ReadAnswer {
-        stream,
-        report,
-        count,
-        rows: cursor.0,
+        stream: head.stream,
+        report: head.report,
+        count: head.count,
+        rows,
     })
 }
 
@@ -199,7 +164,7 @@ mod tests {
         let answer = write_answer("function_edge_logs", &report, &StagedRows::Function(vec![]));
         let read = read_answer(&answer).expect("reads");
         assert_eq!(
-            (read.stream, read.count, read.rows),
+            (read.stream.as_str(), read.count, read.rows),
             ("function_edge_logs", 0, &[][..])
         );
         assert_eq!((read.report.accepted, read.report.rejected_total), (2, 1));

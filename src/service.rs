@@ -901,13 +901,13 @@ impl LogEndpoints {
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
         let text_after = self.store.edge.text_after(staged);
         let predict = |store: &Store, names| edges_after(store, staged, text_after, names);
-        if !self.pause_seal_jobs_if_over(&[(Budget::Store, &predict)]) {
-            return self.append_edges_with(staged, text_after);
-        }
-        let text_after = self.store.edge.text_after(staged);
-        let appended = self.append_edges_with(staged, text_after);
-        self.store.defer_seals(true);
-        appended
+        self.seal_jobs_paused_if_over(&[(Budget::Store, &predict)], |service, paused| {
+            let text_after = match paused {
+                true => service.store.edge.text_after(staged),
+                false => text_after,
+            };
+            service.append_edges_with(staged, text_after)
+        })
     }
 
     fn append_edges_with(
@@ -947,16 +947,14 @@ impl LogEndpoints {
             store.heap_bytes() - store.functions.heap_bytes()
                 + store.functions.heap_bytes_after(rows, names)
         };
-        let paused = self.pause_seal_jobs_if_over(&[(Budget::Store, &predict)]);
-        let checked = self.check_budget(Budget::Store, predict);
-        if checked.is_ok() {
-            self.store.functions.append(rows);
-            self.sync_packed();
-        }
-        if paused {
-            self.store.defer_seals(true);
-        }
-        checked
+        self.seal_jobs_paused_if_over(&[(Budget::Store, &predict)], |service, _| {
+            let checked = service.check_budget(Budget::Store, predict);
+            if checked.is_ok() {
+                service.store.functions.append(rows);
+                service.sync_packed();
+            }
+            checked
+        })
     }
 
     /// Brings the busiest projects' packed rows up to date with the room the
@@ -981,14 +979,15 @@ impl LogEndpoints {
         let text_after = self.store.other.text_after(entries);
         let share = |store: &Store, names| store.other.heap_bytes_after(entries, names, text_after);
         let whole = |store: &Store, names| others_after(store, entries, text_after, names);
-        if !self.pause_seal_jobs_if_over(&[(Budget::OtherSources, &share), (Budget::Store, &whole)])
-        {
-            return self.append_others_with(entries, text_after);
-        }
-        let text_after = self.store.other.text_after(entries);
-        let appended = self.append_others_with(entries, text_after);
-        self.store.defer_seals(true);
-        appended
+        let predictions: [(Budget, Prediction); 2] =
+            [(Budget::OtherSources, &share), (Budget::Store, &whole)];
+        self.seal_jobs_paused_if_over(&predictions, |service, paused| {
+            let text_after = match paused {
+                true => service.store.other.text_after(entries),
+                false => text_after,
+            };
+            service.append_others_with(entries, text_after)
+        })
     }
 
     fn append_others_with(
@@ -1011,23 +1010,33 @@ impl LogEndpoints {
         Ok(())
     }
 
-    /// Whether a store that defers its seals (`defer_seals`) stopped for
-    /// this batch, compressing its waiting blocks here, because a budget's
-    /// prediction (`predictions`) would pass its limit. It then decides,
-    /// gives way or refuses as a store that never deferred, whose predictions
-    /// are never larger; so a deferring store takes the batches that one
-    /// takes. The caller predicts again, and resumes deferring after.
-    fn pause_seal_jobs_if_over(&mut self, predictions: &[(Budget, Prediction<'_>)]) -> bool {
-        let over = self.store.defers_seals()
+    /// Appends a batch (`append`) with seal jobs paused when a store that
+    /// defers its seals (`defer_seals`) would pass a budget's limit by a
+    /// prediction of `predictions`: its waiting blocks are compressed here
+    /// first, and it decides, gives way or refuses as a store that never
+    /// deferred, whose predictions are never larger; so a deferring store
+    /// takes the batches that one takes. `append` is told whether it was
+    /// paused (a paused store's text is to be predicted again); deferring
+    /// resumes after.
+    fn seal_jobs_paused_if_over<T>(
+        &mut self,
+        predictions: &[(Budget, Prediction<'_>)],
+        append: impl FnOnce(&mut Self, bool) -> T,
+    ) -> T {
+        let paused = self.store.defers_seals()
             && predictions.iter().any(|&(budget, predict)| {
                 let limit = budget.limit(&self.limits);
                 predict(&self.store, NameCount::AllNew) > limit
                     && predict(&self.store, NameCount::Exact) > limit
             });
-        if over {
+        if paused {
             self.store.defer_seals(false);
         }
-        over
+        let appended = append(self, paused);
+        if paused {
+            self.store.defer_seals(true);
+        }
+        appended
     }
 
     /// Refuses a batch whose append would take what `budget` counts past its
@@ -1311,7 +1320,7 @@ impl LogEndpoints {
     /// `install_sealed`): ingest goes on while a second core compresses. Off,
     /// they are compressed as they fill, and those waiting are compressed
     /// now. Answers are the same either way; a batch that would take the
-    /// store past a budget is decided as in place (`pause_seal_jobs_if_over`),
+    /// store past a budget is decided as in place (`seal_jobs_paused_if_over`),
     /// and a restored store seals in place until told otherwise.
     pub fn defer_seals(&mut self, on: bool) {
         self.store.defer_seals(on);
@@ -1376,7 +1385,7 @@ impl LogEndpoints {
         let bad = |reason: &str| Error::BadReadJob {
             reason: reason.into(),
         };
-        let stream = Source::stream(answer.stream)
+        let stream = Source::stream(&answer.stream)
             .map_err(|_| bad("a stream not known"))?
             .stream;
         let rows = StagedRows::read(stream, answer.rows, answer.count)
