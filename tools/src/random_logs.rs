@@ -259,3 +259,204 @@ pub fn long_entries(max: usize) -> impl Strategy<Value = Vec<Entry>> {
 pub fn ndjson<'a>(entries: impl IntoIterator<Item = &'a Value>) -> String {
     entries.into_iter().map(|v| v.to_string() + "\n").collect()
 }
+
+/// An edge entry as a shipper may have written it: members in any order,
+/// spaces and tabs around tokens, escapes serde_json would not write (`\/`,
+/// `\u00e9`, surrogate pairs), numbers in forms it would not keep (`1.50`,
+/// `1e3`, 23 digits), unknown members (sometimes twice) and keys written with
+/// an escape. `metadata` is the raw text of its value:
+/// the bytes logs.all must give back.
+#[derive(Debug, Clone)]
+pub struct RawEdge {
+    pub id: String,
+    pub project: &'static str,
+    pub timestamp: i64,
+    /// As decoded.
+    pub event_message: String,
+    pub metadata: String,
+    pub line: String,
+}
+
+/// `min..max` edge entries (`RawEdge`) of `PROJECTS`, within the 20 hours
+/// before `NOW`, each with a unique id.
+pub fn raw_edge_entries(min: usize, max: usize) -> impl Strategy<Value = Vec<RawEdge>> {
+    prop::collection::vec((any::<u64>(), 1..20 * HOUR), min..max).prop_map(|picks| {
+        picks
+            .into_iter()
+            .enumerate()
+            .map(|(n, (seed, back))| raw_edge(format!("raw-{n:05}"), seed, NOW - back))
+            .collect()
+    })
+}
+
+/// Xorshift: the shapes of one entry from one seed.
+struct Shapes(u64);
+
+impl Shapes {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
+    fn space(&mut self) -> &'static str {
+        self.pick(&["", "", "", " ", "  ", "\t", " \t"])
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+
+    /// A JSON string: its text (with quotes) and what it decodes to.
+    fn string(&mut self, max_parts: usize) -> (String, String) {
+        const PARTS: [(&str, &str); 13] = [
+            ("a", "a"),
+            ("GET | 200", "GET | 200"),
+            ("caf\\u00e9", "café"),
+            ("\\\"q\\\"", "\"q\""),
+            ("\\\\", "\\"),
+            ("\\/", "/"),
+            ("\\n", "\n"),
+            ("\\t", "\t"),
+            ("\\ud83d\\ude00", "😀"),
+            ("é", "é"),
+            ("日本", "日本"),
+            (" ", " "),
+            ("\\u0000", "\0"),
+        ];
+        let (mut text, mut decoded) = (String::from("\""), String::new());
+        for _ in 0..self.below(max_parts + 1) {
+            let (raw, value) = self.pick(&PARTS);
+            text.push_str(raw);
+            decoded.push_str(value);
+        }
+        text.push('"');
+        (text, decoded)
+    }
+
+    /// Any JSON value, nested at most `depth` deep.
+    fn value(&mut self, depth: usize) -> String {
+        const NUMBERS: [&str; 10] = [
+            "0",
+            "-0",
+            "1.50",
+            "1e3",
+            "1E-7",
+            "-12.5e+10",
+            "12345678901234567890123",
+            "3.141592653589793238462643383279",
+            "-0.0",
+            "200",
+        ];
+        match (self.below(10), depth) {
+            (0..=2, _) => self.pick(&NUMBERS).to_string(),
+            (3..=4, _) => self.string(6).0,
+            (5, _) => self.pick(&["true", "false", "null"]).to_string(),
+            (6..=7, 1..) => {
+                let items: Vec<String> =
+                    (0..self.below(4)).map(|_| self.value(depth - 1)).collect();
+                self.list('[', items, ']')
+            }
+            (_, 1..) => {
+                let members = self.extra_members(depth - 1, 4);
+                self.list('{', members, '}')
+            }
+            _ => "null".to_string(),
+        }
+    }
+
+    /// Up to `max` members with keys no reader knows, none twice.
+    fn extra_members(&mut self, depth: usize, max: usize) -> Vec<String> {
+        let mut keys = ["a", "b2", "x-trace", "caf\\u00e9", "k\\\"q", "", "deep"];
+        self.shuffle(&mut keys);
+        let count = self.below(max + 1);
+        keys[..count]
+            .iter()
+            .map(|key| {
+                let value = self.value(depth);
+                self.member(key, &value)
+            })
+            .collect()
+    }
+
+    fn member(&mut self, key: &str, value: &str) -> String {
+        format!("\"{key}\"{}:{}{value}", self.space(), self.space())
+    }
+
+    /// `items` between `open` and `close`, with spaces around each.
+    fn list(&mut self, open: char, items: Vec<String>, close: char) -> String {
+        let mut out = format!("{open}{}", self.space());
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push_str(&format!("{},{}", self.space(), self.space()));
+            }
+            out.push_str(item);
+        }
+        out.push_str(self.space());
+        out.push(close);
+        out
+    }
+}
+
+fn raw_edge(id: String, seed: u64, timestamp: i64) -> RawEdge {
+    let mut shapes = Shapes(seed | 1);
+    let project = shapes.pick(&PROJECTS);
+    let url = match shapes.below(3) {
+        0 => format!("\"https://{project}.supabase.co/rest/v1/t?q=caf\\u00e9\""),
+        1 => format!("\"https:\\/\\/{project}.supabase.co\\/rest\\/v1\\/t\""),
+        _ => format!("\"https://{project}.supabase.co/storage/v1/object/a%20b.png\""),
+    };
+    let path = shapes
+        .pick(&["\"/rest/v1/t\"", "\"\\/rest\\/v1\\/t\""])
+        .to_string();
+    let mut request = vec![shapes.member("url", &url), shapes.member("path", &path)];
+    request.extend(shapes.extra_members(2, 3));
+    shapes.shuffle(&mut request);
+    let request = shapes.list('{', request, '}');
+    let request = shapes.list('[', vec![request], ']');
+    // Text for deflate to shorten, as log lines are: enough of it that a
+    // few hundred entries fill blocks.
+    let body = shapes.string(200).0;
+    let mut record = vec![
+        shapes.member("request", &request),
+        shapes.member("body", &body),
+    ];
+    record.extend(shapes.extra_members(3, 4));
+    shapes.shuffle(&mut record);
+    let record = shapes.list('{', record, '}');
+    let metadata = shapes.list('[', vec![record], ']');
+    let (message, event_message) = shapes.string(8);
+    let metadata_key = shapes.pick(&["metadata", "metadata", "metad\\u0061ta"]);
+    let mut members = vec![
+        shapes.member("id", &format!("\"{id}\"")),
+        shapes.member("timestamp", &timestamp.to_string()),
+        shapes.member("project", &format!("\"{project}\"")),
+        shapes.member("event_message", &message),
+        shapes.member(metadata_key, &metadata),
+    ];
+    for _ in 0..shapes.below(3) {
+        let value = shapes.value(2);
+        members.push(shapes.member("x", &value));
+    }
+    shapes.shuffle(&mut members);
+    let line = shapes.list('{', members, '}');
+    RawEdge {
+        id,
+        project,
+        timestamp,
+        event_message,
+        metadata,
+        line,
+    }
+}
