@@ -224,19 +224,16 @@ pub fn other_tenants(max: usize) -> impl Strategy<Value = Vec<Entry>> {
     })
 }
 
-/// NDJSON of `entries`.
 /// Edge entries of the queried projects with long messages (0.5–3 KB), up
 /// to `max`: enough text to fill and seal text blocks.
 pub fn long_entries(max: usize) -> impl Strategy<Value = Vec<Entry>> {
     let entry = (timestamp(), prop::sample::select(&PROJECTS[..]), 500..3000usize, any::<u64>())
         .prop_map(|(timestamp, project, len, seed)| {
             // Words from the seed: text deflate shortens, as log lines are.
-            let mut state = seed | 1;
+            let mut shapes = Shapes(seed | 1);
             let mut message = String::with_capacity(len + 8);
             while message.len() < len {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
+                let state = shapes.next();
                 message.push_str(["select", "from", "where", "rows", "ms", "GET", "/rest/v1/"][(state % 7) as usize]);
                 message.push_str(&format!(" {} ", state % 1000));
             }
@@ -256,6 +253,7 @@ pub fn long_entries(max: usize) -> impl Strategy<Value = Vec<Entry>> {
     })
 }
 
+/// NDJSON of `entries`.
 pub fn ndjson<'a>(entries: impl IntoIterator<Item = &'a Value>) -> String {
     entries.into_iter().map(|v| v.to_string() + "\n").collect()
 }
@@ -264,27 +262,38 @@ pub fn ndjson<'a>(entries: impl IntoIterator<Item = &'a Value>) -> String {
 /// spaces and tabs around tokens, escapes serde_json would not write (`\/`,
 /// `\u00e9`, surrogate pairs), numbers in forms it would not keep (`1.50`,
 /// `1e3`, 23 digits), unknown members (sometimes twice) and keys written with
-/// an escape. `metadata` is the raw text of its value:
-/// the bytes logs.all must give back.
+/// an escape. Ids are plain, escaped, or UUIDs (which the store keeps as
+/// 16 bytes when written in lowercase); `metadata` is one record or two,
+/// a bare record, or null, and the message may be null or absent.
 #[derive(Debug, Clone)]
 pub struct RawEdge {
+    /// As decoded; unique.
     pub id: String,
     pub project: &'static str,
+    /// Microseconds since the Unix epoch.
     pub timestamp: i64,
     /// As decoded.
-    pub event_message: String,
+    pub event_message: Option<String>,
+    /// The raw text of its value, without the spaces around it: the bytes
+    /// logs.all must give back.
     pub metadata: String,
+    /// The entry's NDJSON line, without its newline.
     pub line: String,
 }
 
 /// `min..max` edge entries (`RawEdge`) of `PROJECTS`, within the 20 hours
-/// before `NOW`, each with a unique id.
+/// before `NOW`; a quarter on a few shared instants, so that ties are
+/// common.
 pub fn raw_edge_entries(min: usize, max: usize) -> impl Strategy<Value = Vec<RawEdge>> {
-    prop::collection::vec((any::<u64>(), 1..20 * HOUR), min..max).prop_map(|picks| {
+    let back = prop_oneof![
+        3 => 1..20 * HOUR,
+        1 => prop::sample::select(&[1, HOUR, 3 * HOUR + 7][..]),
+    ];
+    prop::collection::vec((any::<u64>(), back), min..max).prop_map(|picks| {
         picks
             .into_iter()
             .enumerate()
-            .map(|(n, (seed, back))| raw_edge(format!("raw-{n:05}"), seed, NOW - back))
+            .map(|(n, (seed, back))| raw_edge(n, seed, NOW - back))
             .collect()
     })
 }
@@ -409,9 +418,23 @@ impl Shapes {
     }
 }
 
-fn raw_edge(id: String, seed: u64, timestamp: i64) -> RawEdge {
+/// Entry `n` of `raw_edge_entries`, shaped by `seed`.
+fn raw_edge(n: usize, seed: u64, timestamp: i64) -> RawEdge {
     let mut shapes = Shapes(seed | 1);
     let project = shapes.pick(&PROJECTS);
+    // (its text, as decoded)
+    let (id_text, id) = match shapes.below(4) {
+        0 => {
+            let uuid = format!("{n:08x}-0000-4000-8000-{:012x}", seed >> 16);
+            (uuid.clone(), uuid)
+        }
+        1 => {
+            let uuid = format!("{n:08X}-0000-4000-8000-{:012X}", seed >> 16);
+            (uuid.clone(), uuid)
+        }
+        2 => (format!("r\\u0061w-{n:05}"), format!("raw-{n:05}")),
+        _ => (format!("raw-{n:05}"), format!("raw-{n:05}")),
+    };
     let url = match shapes.below(3) {
         0 => format!("\"https://{project}.supabase.co/rest/v1/t?q=caf\\u00e9\""),
         1 => format!("\"https:\\/\\/{project}.supabase.co\\/rest\\/v1\\/t\""),
@@ -435,16 +458,32 @@ fn raw_edge(id: String, seed: u64, timestamp: i64) -> RawEdge {
     record.extend(shapes.extra_members(3, 4));
     shapes.shuffle(&mut record);
     let record = shapes.list('{', record, '}');
-    let metadata = shapes.list('[', vec![record], ']');
+    let metadata = match shapes.below(8) {
+        0 => "null".to_string(),
+        1 => record,
+        2 => {
+            let other = shapes.extra_members(2, 3);
+            let other = shapes.list('{', other, '}');
+            shapes.list('[', vec![record, other], ']')
+        }
+        _ => shapes.list('[', vec![record], ']'),
+    };
     let (message, event_message) = shapes.string(8);
+    let (message, event_message) = match shapes.below(8) {
+        0 => (None, None),
+        1 => (Some("null".to_string()), None),
+        _ => (Some(message), Some(event_message)),
+    };
     let metadata_key = shapes.pick(&["metadata", "metadata", "metad\\u0061ta"]);
     let mut members = vec![
-        shapes.member("id", &format!("\"{id}\"")),
+        shapes.member("id", &format!("\"{id_text}\"")),
         shapes.member("timestamp", &timestamp.to_string()),
         shapes.member("project", &format!("\"{project}\"")),
-        shapes.member("event_message", &message),
         shapes.member(metadata_key, &metadata),
     ];
+    if let Some(message) = message {
+        members.push(shapes.member("event_message", &message));
+    }
     for _ in 0..shapes.below(3) {
         let value = shapes.value(2);
         members.push(shapes.member("x", &value));
