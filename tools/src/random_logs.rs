@@ -422,7 +422,7 @@ impl Shapes {
 fn raw_edge(n: usize, seed: u64, timestamp: i64) -> RawEdge {
     let mut shapes = Shapes(seed | 1);
     let project = shapes.pick(&PROJECTS);
-    // (its text, as decoded)
+    // The id as written, and as it reads.
     let (id_text, id) = match shapes.below(4) {
         0 => {
             let uuid = format!("{n:08x}-0000-4000-8000-{:012x}", seed >> 16);
