@@ -14,8 +14,8 @@ use crate::endpoints::{parameters_warning, registry, EndpointInfo, EndpointKind,
 use crate::error::{Error, ErrorReport, Result};
 use crate::http::{HttpAnswer, HttpRequest};
 use crate::ingest::{
-    self, frame_batch, BatchForm, EntryForm, IngestReport, Source, StagedEdge, StagedInvocation,
-    StagedOther, Stream,
+    self, frame_batch, BatchForm, EntryForm, Framed, IngestReport, RejectReason, Source,
+    StagedEdge, StagedInvocation, StagedOther, Stream,
 };
 use crate::limits::{Limits, LARGEST_STORE_BYTES};
 use crate::memory::reserve_room;
@@ -196,21 +196,9 @@ fn read_entries<'b>(
     let entries = frame_batch(batch, framing, limits)?;
     let mut report = IngestReport::new(limits.max_reported_rejections);
     let rows = match source.stream {
-        Stream::Edge => {
-            let mut staged = Vec::with_capacity(entries.len());
-            for (index, entry) in entries.iter().enumerate() {
-                match entry
-                    .text
-                    .clone()
-                    .and_then(|raw| ingest::read_edge(raw, &form, index))
-                {
-                    Ok(edge) => staged.push(edge),
-                    Err(reason) => report.reject(index, entry.reason(reason)),
-                }
-            }
-            report.accepted = staged.len();
-            StagedRows::Edge(staged)
-        }
+        Stream::Edge => StagedRows::Edge(read_each(&entries, &mut report, |raw, index| {
+            ingest::read_edge(raw, &form, index)
+        })),
         Stream::Function => {
             let mut rows = Vec::with_capacity(entries.len());
             for (index, entry) in entries.iter().enumerate() {
@@ -229,23 +217,29 @@ fn read_entries<'b>(
             }
             StagedRows::Function(rows)
         }
-        Stream::Other => {
-            let mut staged = Vec::with_capacity(entries.len());
-            for (index, entry) in entries.iter().enumerate() {
-                match entry
-                    .text
-                    .clone()
-                    .and_then(|raw| ingest::read_other(raw, &source.name, &form, index))
-                {
-                    Ok(other) => staged.push(other),
-                    Err(reason) => report.reject(index, entry.reason(reason)),
-                }
-            }
-            report.accepted = staged.len();
-            StagedRows::Other(staged)
-        }
+        Stream::Other => StagedRows::Other(read_each(&entries, &mut report, |raw, index| {
+            ingest::read_other(raw, &source.name, &form, index)
+        })),
     };
     Ok((rows, report))
+}
+
+/// Each entry read into a row by `read` (given its text and index), or
+/// refused in `report`, which counts the rows as accepted.
+fn read_each<'b, T>(
+    entries: &[Framed<'b>],
+    report: &mut IngestReport,
+    mut read: impl FnMut(&'b str, usize) -> std::result::Result<T, RejectReason>,
+) -> Vec<T> {
+    let mut rows = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        match entry.text.clone().and_then(|raw| read(raw, index)) {
+            Ok(row) => rows.push(row),
+            Err(reason) => report.reject(index, entry.reason(reason)),
+        }
+    }
+    report.accepted = rows.len();
+    rows
 }
 
 /// A saved store handed in as logs is refused, naming what opens it.
