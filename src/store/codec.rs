@@ -89,7 +89,7 @@ macro_rules! fixed_number {
 // In memory as in the snapshot on a little-endian host (wasm32, x86-64, ARM):
 // a column is read and written as one copy of its bytes, where a loop over
 // its values ran, on a cold restore, in a wasm engine's baseline code.
-// Ids (projects, functions, URLs, status codes) are far below u32::MAX, and
+// Ids (projects, functions, URLs) and status codes are far below u32::MAX, and
 // times in time order differ by far less than an i64 holds: written in the
 // bytes their largest value or step needs (`Writer::column_of_pieces`), a
 // full object's snapshot is about a third smaller, and a cold start reads it
@@ -105,7 +105,17 @@ fixed_number!(
             code as u32
         }
     },
-    i32,
+    i32 {
+        // Rotated a bit left: a status code is twice itself, and the null
+        // status (`i32::MIN`) is 1.
+        const NARROWS: bool = true;
+        fn code(self, _before: Self) -> u64 {
+            u64::from((self as u32).rotate_left(1))
+        }
+        fn decode(code: u64, _before: Self) -> Self {
+            (code as u32).rotate_right(1) as i32
+        }
+    },
     u64,
     i64 {
         const NARROWS: bool = true;
@@ -599,7 +609,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_are_written_in_the_bytes_their_largest_needs() {
+    fn ids_and_statuses_are_written_in_the_bytes_their_largest_needs() {
         for (largest, width) in [
             (0u32, 1),
             (255, 1),
@@ -616,6 +626,10 @@ mod tests {
             assert_eq!(round_trip(&values), width, "largest {largest}");
         }
         assert_eq!(round_trip::<u32>(&[]), 4);
+        let statuses = [200i32, 404, 503, crate::store::NO_STATUS, 201];
+        assert_eq!(round_trip(&statuses), 2);
+        assert_eq!(round_trip(&[crate::store::NO_STATUS, 0, 127]), 1);
+        assert_eq!(round_trip(&[-1i32, 200]), 4);
         // Values that are not narrowed, even where they would fit fewer bytes.
         assert_eq!(round_trip(&[0u8, 2, 1, 255]), 1);
         assert_eq!(round_trip(&[0u64, 2, 1]), 8);
