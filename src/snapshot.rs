@@ -6,13 +6,15 @@
 //!
 //! Layout (little-endian): magic `LGENDSNP`, version `u32`, payload length
 //! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table,
-//! the function table, then the other sources' table, each column as a count
-//! and its values, each text as a length and its UTF-8. A table's free text is
+//! the function table, then the other sources' table, each column as a count,
+//! its values' width and its values (ids, status codes, spans and times in
+//! time order narrowed to the bytes they need: `store::codec`), each text as
+//! a length and its UTF-8. A table's free text is
 //! stored as its deflate blocks are held (restoring decodes none of them),
 //! and a block the host's block storage holds as its hash and length (such a
 //! snapshot reopens only with that storage).
 //! Each project's rows are rebuilt (a pass over a column); the URL index is
-//! stored (rebuilding it hashes every URL). Version 14 (URLs as their
+//! stored (rebuilding it hashes every URL). Version 16 (columns narrowed; URLs as their
 //! origin's and directory's markers then the tail, directories held once per
 //! table; each block's kind: open, sealed, or in storage; text in 64 KiB
 //! deflate blocks against the arena's dictionary; an edge entry's one
@@ -44,7 +46,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 15;
+const VERSION: u32 = 16;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 

@@ -26,11 +26,17 @@ pub trait Fixed: Sized + Copy {
     fn take(bytes: &[u8]) -> Option<Self>;
 
     /// Whether a column of these values is written narrowed when its codes
-    /// fit fewer bytes than `WIDTH` (`Writer::column_of_pieces` says how).
+    /// fit fewer bytes than `WIDTH` (`Writer::column_of_pieces` says how). A
+    /// type that narrows gives its own `code` and `decode`.
     const NARROWS: bool = false;
 
-    /// The value as a narrowed column writes it, given the value before it
-    /// (the column's first value for the first): itself, or the difference.
+    /// Whether a value's `code` is its step from the value before it: a
+    /// narrowed column then begins with its first value as it is.
+    const STEPS: bool = false;
+
+    /// The value as a narrowed column writes it (small for the values a
+    /// store holds), given the value before it (the column's first value
+    /// for the first).
     fn code(self, _before: Self) -> u64 {
         0
     }
@@ -87,22 +93,23 @@ macro_rules! fixed_number {
     )+};
 }
 // In memory as in the snapshot on a little-endian host (wasm32, x86-64, ARM):
-// a column is read and written as one copy of its bytes, where a loop over
-// its values ran, on a cold restore, in a wasm engine's baseline code.
-// Ids (projects, functions, URLs) and status codes are far below u32::MAX, and
-// times in time order differ by far less than an i64 holds: written in the
-// bytes their largest value or step needs (`Writer::column_of_pieces`), a
-// full object's snapshot is about a third smaller, and a cold start reads it
-// from storage that much sooner.
+// a column written as it is is read and written as one copy of its bytes,
+// where a loop over its values ran, on a cold restore, in a wasm engine's
+// baseline code. Ids (projects, functions, URLs) and status codes are far
+// below u32::MAX, and times in time order differ by far less than an i64
+// holds: written in the bytes their largest value or step needs
+// (`Writer::column_of_pieces`), a full object's snapshot is about a third
+// smaller, and a cold start reads it from storage that much sooner.
 fixed_number!(
     u8,
     u32 {
+        // One more than itself: no id (`NONE`, u32::MAX) is 0.
         const NARROWS: bool = true;
         fn code(self, _before: Self) -> u64 {
-            u64::from(self)
+            u64::from(self.wrapping_add(1))
         }
         fn decode(code: u64, _before: Self) -> Self {
-            code as u32
+            (code as u32).wrapping_sub(1)
         }
     },
     i32 {
@@ -119,6 +126,7 @@ fixed_number!(
     u64,
     i64 {
         const NARROWS: bool = true;
+        const STEPS: bool = true;
         fn code(self, before: Self) -> u64 {
             self.wrapping_sub(before) as u64
         }
@@ -151,38 +159,44 @@ impl Fixed for Span {
     fn take(bytes: &[u8]) -> Option<Self> {
         <(u32, u32)>::take(bytes).map(|(block, at)| Span::from_parts(block, at))
     }
-    // Its block in the high word: a store of fewer than 65,536 blocks writes 6 bytes a span.
+    // One more than its block in the high word (the null span's is 0): a
+    // store of fewer than 65,535 blocks writes 6 bytes a span.
     const NARROWS: bool = true;
     fn code(self, _before: Self) -> u64 {
         let (block, at) = self.to_parts();
-        u64::from(block) << 32 | u64::from(at)
+        u64::from(block.wrapping_add(1)) << 32 | u64::from(at)
     }
     fn decode(code: u64, _before: Self) -> Self {
-        Span::from_parts((code >> 32) as u32, code as u32)
+        Span::from_parts(((code >> 32) as u32).wrapping_sub(1), code as u32)
     }
+}
+
+/// The first of the values `pieces` hold.
+fn first_of<'v, T: Fixed + 'v>(pieces: impl IntoIterator<Item = &'v [T]>) -> Option<T> {
+    pieces.into_iter().find_map(|piece| piece.first().copied())
 }
 
 /// Bytes each value of a column of `pieces` is written in: the fewest that
 /// hold every value's `code`, or `WIDTH` (the values as they are) when that
-/// saves nothing.
-fn narrowed_width<'v, T: Fixed + 'v>(pieces: impl IntoIterator<Item = &'v [T]>) -> usize {
-    if !T::NARROWS {
-        return T::WIDTH;
-    }
-    let mut pieces = pieces.into_iter().peekable();
-    let Some(&first) = pieces.peek().and_then(|piece| piece.first()) else {
+/// saves nothing, the first value a stepped column begins with included.
+fn narrowed_width<'v, T: Fixed + 'v>(pieces: impl IntoIterator<Item = &'v [T]> + Clone) -> usize {
+    let first = match T::NARROWS {
+        true => first_of(pieces.clone()),
+        false => None,
+    };
+    let Some(mut before) = first else {
         return T::WIDTH;
     };
-    let mut before = first;
-    let mut bits = 0u64;
+    let (mut bits, mut count) = (0u64, 0usize);
     for piece in pieces {
         bits |= codes_or(piece, &mut before);
+        count += piece.len();
     }
     let width = (u64::BITS - bits.leading_zeros()).div_ceil(8).max(1) as usize;
-    if width < T::WIDTH {
-        width
-    } else {
-        T::WIDTH
+    let head = if T::STEPS { T::WIDTH } else { 0 };
+    match head + count * width < count * T::WIDTH {
+        true => width,
+        false => T::WIDTH,
     }
 }
 
@@ -304,26 +318,25 @@ impl<'s> Writer<'s> {
     /// as `column` writes one slice of them.
     ///
     /// A column is its count, the bytes each value takes (`WIDTH`: the
-    /// values as they are), then its values. A narrowed one (fewer bytes,
-    /// where `Fixed::NARROWS`) has its first value as it is before them, and
-    /// each value is the low bytes of its `code` from the value before it.
+    /// values as they are), then its values. In a narrowed one (fewer bytes,
+    /// where `Fixed::NARROWS`) each value is the low bytes of its `code`
+    /// after the value before it; a stepped one (`Fixed::STEPS`) begins with
+    /// its first value as it is.
     pub fn column_of_pieces<'v, T: Fixed + 'v>(
         &mut self,
         len: usize,
         pieces: impl IntoIterator<Item = &'v [T]> + Clone,
     ) {
         let width = narrowed_width(pieces.clone());
+        let mut before = first_of(pieces.clone()).unwrap_or(T::ZERO);
         (len as u64).put(&mut self.out);
         (width as u8).put(&mut self.out);
-        let mut pieces = pieces.into_iter().peekable();
-        let first = pieces.peek().and_then(|piece| piece.first().copied());
-        if width != T::WIDTH {
-            first.unwrap_or(T::ZERO).put(&mut self.out);
+        if width != T::WIDTH && T::STEPS {
+            before.put(&mut self.out);
         }
         self.spill();
-        let mut before = first.unwrap_or(T::ZERO);
         let per_step = (STEP_BYTES / T::WIDTH).max(1);
-        for step in pieces.flat_map(|piece| piece.chunks(per_step)) {
+        for step in pieces.into_iter().flat_map(|piece| piece.chunks(per_step)) {
             self.out.reserve(step.len() * width);
             let before = &mut before;
             match width {
@@ -402,7 +415,8 @@ impl Source for Bytes<'_> {
 
 /// Bytes being read, each value checked: anything that does not read back is
 /// an `invalid_snapshot` error naming `what` it was reading. Nothing is
-/// allocated for a count before it is checked against the bytes left.
+/// allocated for a count before it is checked against the bytes left: at
+/// most their size, or `WIDTH` times it for a column narrowed to a byte.
 pub struct Reader<'a> {
     source: &'a mut dyn Source,
 }
@@ -475,17 +489,21 @@ impl<'a> Reader<'a> {
         let [width] = self.raw::<1>(what)?;
         let width = usize::from(width);
         if width == 0 || width > T::WIDTH || (width < T::WIDTH && !T::NARROWS) {
+            let widths = match T::NARROWS {
+                true => format!("1 to {}", T::WIDTH),
+                false => T::WIDTH.to_string(),
+            };
             return Err(invalid(format!(
-                "{what} has values of {width} bytes, not at most {}",
-                T::WIDTH
+                "{what} has values of {width} bytes, not {widths}"
             )));
         }
-        let narrowed = match width < T::WIDTH {
-            true => {
+        let narrowed = match (width < T::WIDTH, T::STEPS) {
+            (false, _) => None,
+            (true, false) => Some((width, T::ZERO)),
+            (true, true) => {
                 let first = self.next(T::WIDTH, what)?;
                 Some((width, T::take(&first).unwrap_or(T::ZERO)))
             }
-            false => None,
         };
         Ok((self.checked_count(n, width, what)?, narrowed))
     }
@@ -522,7 +540,7 @@ impl<'a> Reader<'a> {
         let target = values.len() + n;
         let width = narrowed.as_ref().map_or(T::WIDTH, |&(width, _)| width);
         // A step at a time: a source in parts never joins a large column.
-        // Every chunk has the width `take` reads.
+        // Every step holds whole values.
         let per_step = (STEP_BYTES / width).max(1);
         while values.len() < target {
             let step = (target - values.len()).min(per_step);
@@ -590,34 +608,43 @@ mod tests {
             T::put_all(values, &mut out);
             out
         };
-        let mut w = Writer::new(Vec::new());
-        // In uneven pieces, as a chunked column hands them on.
+        let written = |pieces: &[&[T]]| {
+            let mut w = Writer::new(Vec::new());
+            w.column_of_pieces(values.len(), pieces.iter().copied());
+            w.finish()
+        };
+        let bytes = written(&[values]);
+        // In uneven pieces, an empty one first, as a chunked column may hand them on.
         let cut = values.len() / 3;
-        w.column_of_pieces(values.len(), [&values[..cut], &values[cut..]]);
-        let bytes = w.finish();
+        assert_eq!(written(&[&[], &values[..cut], &values[cut..]]), bytes);
         let read: Vec<T> = Reader::new(&mut Bytes(&bytes)).column("column").unwrap();
         assert_eq!(raw(&read), raw(values));
         let chunks: Vec<Vec<T>> = Reader::new(&mut Bytes(&bytes))
             .column_in_chunks("column", 7)
             .unwrap();
         assert_eq!(raw(&chunks.concat()), raw(values));
-        // The count, the width, and the first value when narrowed.
+        // The count, the width, and the first value when stepped.
         let width = usize::from(bytes[8]);
-        let head = 9 + if width < T::WIDTH { T::WIDTH } else { 0 };
+        let head = 9 + if width < T::WIDTH && T::STEPS {
+            T::WIDTH
+        } else {
+            0
+        };
         assert_eq!(bytes.len(), head + values.len() * width);
         width
     }
 
     #[test]
     fn ids_and_statuses_are_written_in_the_bytes_their_largest_needs() {
+        use crate::store::{NONE, NO_STATUS};
         for (largest, width) in [
             (0u32, 1),
-            (255, 1),
-            (256, 2),
-            (65_535, 2),
-            (65_536, 3),
+            (254, 1),
+            (255, 2),
+            (65_534, 2),
+            (65_535, 3),
             (1 << 24, 4),
-            (u32::MAX, 4),
+            (NONE - 1, 4),
         ] {
             let values: Vec<u32> = (0..100)
                 .map(|i| i * 7 % (largest.max(1)))
@@ -625,11 +652,12 @@ mod tests {
                 .collect();
             assert_eq!(round_trip(&values), width, "largest {largest}");
         }
+        assert_eq!(round_trip(&[5u32, NONE, 7, NONE]), 1, "no id");
         assert_eq!(round_trip::<u32>(&[]), 4);
-        let statuses = [200i32, 404, 503, crate::store::NO_STATUS, 201];
-        assert_eq!(round_trip(&statuses), 2);
-        assert_eq!(round_trip(&[crate::store::NO_STATUS, 0, 127]), 1);
-        assert_eq!(round_trip(&[-1i32, 200]), 4);
+        assert_eq!(round_trip(&[7u32]), 1);
+        assert_eq!(round_trip(&[200i32, 404, 503, NO_STATUS, 201]), 2);
+        assert_eq!(round_trip(&[NO_STATUS, 0, 127, 5]), 1);
+        assert_eq!(round_trip(&[-1i32, 200, 300]), 4);
         // Values that are not narrowed, even where they would fit fewer bytes.
         assert_eq!(round_trip(&[0u8, 2, 1, 255]), 1);
         assert_eq!(round_trip(&[0u64, 2, 1]), 8);
@@ -646,7 +674,12 @@ mod tests {
         assert_eq!(round_trip(&steps(280_000)), 3);
         assert_eq!(round_trip(&steps(1 << 40)), 6);
         assert_eq!(round_trip(&[start, start - 1, start + 5]), 8, "a step back");
-        assert_eq!(round_trip(&[i64::MIN, i64::MAX]), 8);
+        assert_eq!(round_trip(&[i64::MIN, i64::MAX, i64::MAX]), 8);
+        // A lone value: its first value as it is would be more bytes, not fewer.
+        assert_eq!(round_trip(&[start]), 8);
+        // Far longer than a reader's step (and a chunk) at a time.
+        let long: Vec<i64> = (0..200_000i64).map(|i| start + i * 3 + i / 7).collect();
+        assert_eq!(round_trip(&long), 1);
     }
 
     #[test]
@@ -655,25 +688,52 @@ mod tests {
             .map(|i| Span::from_parts(i * 1000, u32::MAX - i))
             .collect();
         assert_eq!(round_trip(&spans), 6);
-        assert_eq!(round_trip(&[Span::from_parts(1, 2), Span::NULL]), 8);
+        assert_eq!(
+            round_trip(&[Span::from_parts(1, 2), Span::NULL, Span::from_parts(3, 4)]),
+            5
+        );
+        assert_eq!(
+            round_trip(&[Span::from_parts(70_000, 2), Span::from_parts(3, 4)]),
+            7
+        );
     }
 
     #[test]
     fn a_width_no_column_of_its_values_is_written_in_is_refused() {
+        let refusal = |bytes: &[u8], read: &dyn Fn(&mut Reader) -> Result<()>| {
+            read(&mut Reader::new(&mut Bytes(bytes)))
+                .unwrap_err()
+                .to_string()
+        };
         let mut w = Writer::new(Vec::new());
         w.column(&[1.5f64, 2.5]);
-        let mut bytes = w.finish();
+        let mut times = w.finish();
         for width in [0u8, 4, 9] {
-            bytes[8] = width;
-            let error = Reader::new(&mut Bytes(&bytes))
-                .column::<f64>("times")
-                .unwrap_err();
+            times[8] = width;
+            let error = refusal(&times, &|r| r.column::<f64>("times").map(drop));
             assert!(
-                error
-                    .to_string()
-                    .contains(&format!("times has values of {width} bytes")),
+                error.contains(&format!("times has values of {width} bytes, not 8")),
                 "{error}"
             );
         }
+        let mut w = Writer::new(Vec::new());
+        w.column(&[1u32, 2, 3]);
+        let mut ids = w.finish();
+        assert_eq!(ids[8], 1);
+        ids[8] = 5;
+        let error = refusal(&ids, &|r| r.column::<u32>("ids").map(drop));
+        assert!(
+            error.contains("ids has values of 5 bytes, not 1 to 4"),
+            "{error}"
+        );
+        // A stepped column cut before its first value.
+        let mut w = Writer::new(Vec::new());
+        w.column(&[10i64, 11, 12]);
+        let steps = w.finish();
+        assert_eq!(steps.len(), 9 + 8 + 3);
+        let error = refusal(&steps[..12], &|r| {
+            r.column_in_chunks::<i64>("steps", 2).map(drop)
+        });
+        assert!(error.contains("it ends inside steps"), "{error}");
     }
 }

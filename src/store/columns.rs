@@ -705,6 +705,19 @@ mod tests {
         let read = Chunked::<u64>::read_from(&mut Reader::new(&mut source), "column").unwrap();
         assert_eq!(read.iter().copied().collect::<Vec<_>>(), values);
         assert_eq!(read.get(CHUNK_ROWS), values.get(CHUNK_ROWS));
+
+        // Times three apart, narrowed to a byte a step, read back across chunks.
+        let times: Chunked<i64> = values
+            .iter()
+            .map(|&v| 1_763_600_000_000_000 + v as i64)
+            .collect();
+        let mut bytes = Writer::new(Vec::new());
+        times.write_to(&mut bytes);
+        let bytes = bytes.finish();
+        assert_eq!((bytes[8], bytes.len()), (1, 9 + 8 + values.len()));
+        let mut source = super::super::codec::Bytes(&bytes);
+        let read = Chunked::<i64>::read_from(&mut Reader::new(&mut source), "times").unwrap();
+        assert!(read.iter().eq(times.iter()));
     }
 
     #[test]
