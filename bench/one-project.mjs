@@ -89,7 +89,7 @@ for (const [name, params] of calls) {
     times.push(performance.now() - t0);
     difference = res.status === 200 ? answerDifference(body, expected) : `status ${res.status}`;
     shards = Number(res.headers.get("X-Shards"));
-    for (const object of res.headers.get("X-Objects")?.split(",") ?? []) if (object.includes("/")) objects.add(object.trim());
+    for (const object of res.headers.get("X-Objects")?.split(",") ?? []) if (/^\d{4}-\d\d-\d\d\//.test(object.trim())) objects.add(object.trim());
   }
   answers.push({ endpoint: name, params, agrees: difference === null, difference, shards, medianMs: Number(median(times).toFixed(1)) });
 }

@@ -671,6 +671,7 @@ test("one busy project-day outgrows its store: it splits across objects by size,
       return new Set([...holders].filter(([, n]) => n > 1).map(([bucket]) => bucket));
     };
     let split = 0;
+    let ownSplits = 0;
     let spanned = 0;
     for (const [name, params] of calls) {
       const res = await ask(name, params);
@@ -687,9 +688,12 @@ test("one busy project-day outgrows its store: it splits across objects by size,
         assert.ok(objects.some((o) => o.includes(`/p/${busy}/`)), `${what}: ${objects}`);
         assert.ok(!objects.some((o) => o.includes("/p/quiet-one/")), `${what}: ${objects}`);
         split = Math.max(split, shards);
+        ownSplits = Math.max(ownSplits, objects.filter((o) => o.includes(`/p/${busy}/`)).length);
       }
     }
+    // Its group's shard and at least 3 splits of its own.
     assert.ok(split >= 4, `the busy project-day is split across ${split} objects`);
+    assert.ok(ownSplits >= 3, `the busy project-day has ${ownSplits} splits of its own`);
     assert.ok(spanned > 0, "some invocation-stats bucket spans shards (the sketch's merge is asked)");
     // Every entry is in exactly one store: nothing lost, nothing twice.
     const counted = await (await ask("usage.api-requests-count", { project: busy })).json();
