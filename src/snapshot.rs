@@ -14,12 +14,12 @@
 //! and a block the host's block storage holds as its hash and length (such a
 //! snapshot reopens only with that storage).
 //! Each project's rows are rebuilt (a pass over a column); the URL index is
-//! stored (rebuilding it hashes every URL). Version 16 (columns narrowed; URLs as their
-//! origin's and directory's markers then the tail, directories held once per
-//! table; each block's kind: open, sealed, or in storage; text in 64 KiB
-//! deflate blocks against the arena's dictionary; an edge entry's one
-//! request in its own row, and request columns only for entries with none or
-//! several) reads no older
+//! stored (rebuilding it hashes every URL). Version 16 (columns narrowed;
+//! URLs as their origin's and directory's markers then the tail, directories
+//! held once per table; each block's kind: open, sealed, or in storage; text
+//! in 64 KiB deflate blocks against the arena's dictionary; an edge entry's
+//! one request in its own row, and request columns only for entries with
+//! none or several) reads no older
 //! version: the edge worker replays its stored batches when its snapshot is
 //! refused, and a saved file is made again from its logs.
 //!
