@@ -39,7 +39,7 @@ test("a snapshot of many parts is stored and woken from on workerd, answering th
     return res.json();
   }));
   try {
-    for (let seed = 1; seed <= 5; seed++) {
+    for (let seed = 1; seed <= 8; seed++) {
       // Every URL its own (a query string of its own), so the URL names' text
       // alone spans parts.
       const edge = [...generate({ stream: "edge_logs", count: 4000, endMs: NOW, spanMs: 86400e3, seed, tenancy })];
