@@ -2,6 +2,7 @@
 //! and is what both the wasm binding and native callers drive. Time is always
 //! passed in, so the host decides what "now" is.
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
@@ -252,16 +253,43 @@ fn refuse_a_snapshot(batch: &[u8]) -> Result<()> {
     }
 }
 
-/// The store's size once edge entries `staged` are appended (their text's
-/// growth given by `text_after`).
+/// The edge text's blocks and heap bytes once a batch is appended
+/// (`EdgeTable::text_after`): the bound whenever it is asked, the exact
+/// count once, and only when the bound does not do (near the budget).
+struct EdgeTextAfter<'b, 'a> {
+    staged: &'b [StagedEdge<'a>],
+    exact: OnceCell<(usize, usize)>,
+}
+
+impl<'b, 'a> EdgeTextAfter<'b, 'a> {
+    fn new(staged: &'b [StagedEdge<'a>]) -> Self {
+        EdgeTextAfter {
+            staged,
+            exact: OnceCell::new(),
+        }
+    }
+
+    fn of(&self, store: &Store, names: NameCount) -> (usize, usize) {
+        match names {
+            NameCount::AllNew => store.edge.text_after(self.staged, names),
+            NameCount::Exact => *self
+                .exact
+                .get_or_init(|| store.edge.text_after(self.staged, names)),
+        }
+    }
+}
+
+/// The store's size once edge entries `staged` are appended.
 fn edges_after(
     store: &Store,
     staged: &[StagedEdge],
-    text_after: (usize, usize),
+    text: &EdgeTextAfter,
     names: NameCount,
 ) -> usize {
     store.heap_bytes() - store.edge.heap_bytes()
-        + store.edge.heap_bytes_after(staged, names, text_after)
+        + store
+            .edge
+            .heap_bytes_after(staged, names, text.of(store, names))
 }
 
 /// The store's size once other sources' `entries` are appended.
@@ -893,23 +921,18 @@ impl LogEndpoints {
     /// The wide URL filters due (see `UrlTrigrams`) give way to the entries:
     /// a batch that fits only without them leaves them unbuilt.
     fn append_edges(&mut self, staged: &[StagedEdge]) -> Result<()> {
-        let text_after = self.store.edge.text_after(staged);
-        let predict = |store: &Store, names| edges_after(store, staged, text_after, names);
+        let text = EdgeTextAfter::new(staged);
+        let predict = |store: &Store, names| edges_after(store, staged, &text, names);
         self.seal_jobs_paused_if_over(&[(Budget::Store, &predict)], |service, paused| {
-            let text_after = match paused {
-                true => service.store.edge.text_after(staged),
-                false => text_after,
-            };
-            service.append_edges_with(staged, text_after)
+            // Sealing in place, the text takes other room.
+            let in_place = EdgeTextAfter::new(staged);
+            let text = if paused { &in_place } else { &text };
+            service.append_edges_with(staged, text)
         })
     }
 
-    fn append_edges_with(
-        &mut self,
-        staged: &[StagedEdge],
-        text_after: (usize, usize),
-    ) -> Result<()> {
-        let after = |store: &Store, names| edges_after(store, staged, text_after, names);
+    fn append_edges_with(&mut self, staged: &[StagedEdge], text: &EdgeTextAfter) -> Result<()> {
+        let after = |store: &Store, names| edges_after(store, staged, text, names);
         let optional = self.store.edge.url_trigrams.due_bytes();
         let postpone = match self.check_budget(Budget::Store, after) {
             Err(Error::StoreFull { .. } | Error::BatchTooLarge { .. }) if optional > 0 => {
@@ -920,7 +943,8 @@ impl LogEndpoints {
             }
             checked => checked.map(|()| false)?,
         };
-        if !self.store.edge.fits(staged, text_after) {
+        let fits = |names| self.store.edge.fits(staged, text.of(&self.store, names));
+        if !(fits(NameCount::AllNew) || fits(NameCount::Exact)) {
             return Err(Error::BatchTooLarge {
                 reason: "the edge log store cannot address more text or requests".into(),
             });

@@ -3,24 +3,31 @@
 //! dictionary does in zlib. Deflate's Huffman stage codes the hex ids,
 //! addresses and numbers that LZ4 keeps as literals: a block comes to about
 //! half of LZ4's bytes. zlib-rs (a pure-Rust port of zlib-ng, with a safe
-//! API) compresses and decodes: at level 4 it seals a little faster than
-//! miniz_oxide's level 3 did, for 1% more bytes, and logs.all decodes its
-//! blocks a third faster.
+//! API) compresses (at `LEVEL`) and decodes: logs.all decodes its blocks a
+//! third faster than with miniz_oxide. Any level's stream decodes alike, so
+//! the level can change without a new snapshot version.
 
 use std::cell::RefCell;
 
 use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
-/// zlib's level 4 (zlib-ng's medium strategy). On the benchmark's 1M
-/// shard (native, 32 KiB blocks), 137.3 store bytes per edge entry, against
-/// 140.5 at level 3, 134.4 at level 5 and 135.8 with miniz_oxide's level 3. In wasm
-/// (`bench/ab.mjs`) it ingests 2–5% faster than miniz_oxide did; level 5
-/// ingests 4% slower than miniz_oxide.
-const LEVEL: i32 = 4;
+/// zlib's level 3 for full blocks, and level 2 (zlib-ng's fast strategy,
+/// fewer matches tried) for blocks shorter than `SMALL_BLOCK`, most of which
+/// `compact` seals: each seal builds its own Huffman trees and primes the
+/// dictionary, so a small block costs more time for its bytes. Wasm edge ingest
+/// of the benchmark's 1M shard, which the second core's sealing had bounded,
+/// took 3.42–3.59 s against 3.57–3.69 s with level 4 for all blocks, for a
+/// text 2.6% larger (`storeBytes` 121.4 MB against 118.3 MB of edge entries;
+/// level 2 for all blocks: 3.29–3.56 s, 125.2 MB). Natively, on 64 KiB of the
+/// benchmark's NDJSON, level 3 deflates 1.3× as fast as 4 for 8% more bytes,
+/// level 2 1.6× for 16% more.
+const LEVEL: i32 = 3;
+const SMALL_LEVEL: i32 = 2;
+const SMALL_BLOCK: usize = 16 << 10;
 
 // Level 1 (deflate_quick) writes fixed codes, which can pass
 // `compressed_bound`; levels 2 and up store a block that does not shrink.
-const _: () = assert!(LEVEL >= 2);
+const _: () = assert!(LEVEL >= 2 && SMALL_LEVEL >= 2);
 
 /// Raw deflate (no zlib header or checksum) with deflate's largest window,
 /// 32 KiB, half a block: a block's first 24 KiB can refer into the part of
@@ -69,7 +76,11 @@ fn primed_part(dictionary: &[u8], len: usize) -> &[u8] {
 /// blocks (found by the snapshot property test). Two stores given the same
 /// batches then wrote different snapshots.
 pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
-    let mut deflate = Deflate::new(LEVEL, false, WINDOW_BITS);
+    let level = match block.len() < SMALL_BLOCK {
+        true => SMALL_LEVEL,
+        false => LEVEL,
+    };
+    let mut deflate = Deflate::new(level, false, WINDOW_BITS);
     let dictionary = primed_part(dictionary, block.len());
     if !dictionary.is_empty() {
         deflate.set_dictionary(dictionary).ok()?;

@@ -298,8 +298,9 @@ fn new_names<'a>(
 }
 
 /// How `heap_bytes_after` counts the names a batch would intern (projects,
-/// functions, URLs): `AllNew` needs no hash lookups and is an upper bound;
-/// `Exact` looks each one up, which costs a lookup per name on the ingest path.
+/// functions, URLs), and `EdgeTable::text_after` its text: `AllNew` needs no
+/// hash lookups and is an upper bound; `Exact` looks each one up, which
+/// costs a lookup per name on the ingest path.
 #[derive(Clone, Copy)]
 pub(crate) enum NameCount {
     AllNew,
@@ -618,10 +619,24 @@ impl EdgeTable {
         [entry.event_message.as_deref(), entry.metadata]
     }
 
-    /// Blocks and heap bytes of the text once `entries` are appended
-    /// (`Arena::after`): worked out once a batch, for `fits` and the budget.
-    pub(crate) fn text_after(&self, entries: &[StagedEdge]) -> (usize, usize) {
-        self.text.after(self.texts(entries).into_iter())
+    /// Blocks and heap bytes of the text once `entries` are appended, for
+    /// `fits` and the budget: with `NameCount::AllNew`, a bound from the
+    /// records' lengths (`Arena::after_bound`), which reads no entry's text;
+    /// with `Exact`, by the rules of `push` (`Arena::after`), which looks up
+    /// each entry's project for its lane. Reading a batch's projects again
+    /// after it was parsed took a tenth of edge ingest in wasm, most of it
+    /// waiting for memory.
+    pub(crate) fn text_after(&self, entries: &[StagedEdge], count: NameCount) -> (usize, usize) {
+        match count {
+            NameCount::AllNew => self.text.after_bound(
+                entries
+                    .iter()
+                    .map(|e| text::record_bytes_at_most(&e.id, &Self::fields(e))),
+                // The lanes of the projects held and of each entry's, if new.
+                slot(self.projects.len() as Sym) + entries.len(),
+            ),
+            NameCount::Exact => self.text.after(self.texts(entries).into_iter()),
+        }
     }
 
     /// Whether `entries` can be addressed: text blocks and request offsets
@@ -1152,7 +1167,7 @@ mod tests {
             let batch = staged(urls, n);
             let due = table.url_trigrams.due_bytes();
             if due > 0 && n == 4 && !postponed {
-                let text_after = table.text_after(&batch);
+                let text_after = table.text_after(&batch, NameCount::Exact);
                 let with_due = table.heap_bytes_after(&batch, NameCount::Exact, text_after);
                 table.url_trigrams.postpone_wide_filters();
                 let without = table.heap_bytes_after(&batch, NameCount::Exact, text_after);

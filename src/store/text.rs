@@ -142,6 +142,12 @@ pub(crate) fn record_bytes<const N: usize>(id: &str, fields: &[Option<&str>; N])
     record_len(id, canonical_uuid(id).is_some(), fields)
 }
 
+/// At least `record_bytes`, from the lengths alone (an id as it is written
+/// when it is not a canonical UUID, which takes more than packed).
+pub(crate) fn record_bytes_at_most<const N: usize>(id: &str, fields: &[Option<&str>; N]) -> usize {
+    record_len(id, false, fields)
+}
+
 fn write_record<const N: usize>(
     out: &mut Vec<u8>,
     id: &str,
@@ -280,18 +286,17 @@ fn starts_a_block(len: usize, more: usize) -> bool {
     len > 0 && len + more.max(1) > BLOCK_BYTES
 }
 
-/// Capacity an open block grows to so that `more` bytes fit: half again
-/// (a block is small and fills record by record), never past a block
-/// (unless one record is longer).
+/// Capacity an open block grows to so that `more` bytes fit: twice (a
+/// block fills record by record, and each growth copies it: growing by half
+/// again copied each byte twice on average, doubling once), never past a
+/// block (unless one record is longer). `compact` keeps open text small, so
+/// the room left over stays small too.
 fn open_capacity(len: usize, capacity: usize, more: usize) -> usize {
     let needed = len + more;
     if needed <= capacity {
         capacity
     } else {
-        needed
-            .max(capacity + capacity / 2)
-            .min(BLOCK_BYTES)
-            .max(needed)
+        needed.max(capacity * 2).min(BLOCK_BYTES).max(needed)
     }
 }
 
@@ -561,6 +566,54 @@ impl Arena {
         (
             self.blocks.len() + new_blocks,
             bytes + slots * BLOCK_SLOT + lane_slots * 4 + seal_slack + dictionary + unsealed_root,
+        )
+    }
+
+    /// An upper bound of `after` from the texts' lengths alone, for lanes
+    /// numbered below `lanes_at_most` (or the arena's): no text needs its
+    /// lane, so a batch's entries are not read for it. Each text may start a
+    /// block and a lane; every seal adds at most deflate's slack over its
+    /// text; and an open block's capacity is at most twice its text after
+    /// growing (`open_capacity`), so a batch grows open blocks by at most
+    /// twice its text and the text they held.
+    pub(crate) fn after_bound(
+        &self,
+        texts: impl Iterator<Item = usize>,
+        lanes_at_most: usize,
+    ) -> (usize, usize) {
+        let (count, pushed) = texts.fold((0usize, 0usize), |(n, sum), len| (n + 1, sum + len));
+        let open: usize = (0..self.open_of.len())
+            .map(|lane| self.open_len(lane))
+            .sum();
+        let lanes_after = lanes_at_most.max(self.open_of.len());
+        let per_seal = match self.defers_seals {
+            true => UNSEALED_ENTRY,
+            false => 0,
+        } + deflate::compressed_bound(0);
+        // Seals as texts start blocks, and those `compact` may make after.
+        let seals = (count + lanes_after) * per_seal + 2 * ((open + pushed) / 1024 + 1);
+        let slots = capacity_bound(self.blocks.capacity(), self.blocks.len() + count)
+            - self.blocks.capacity();
+        let lane_slots =
+            capacity_bound(self.open_of.capacity(), lanes_after) - self.open_of.capacity();
+        let unsealed_root = match self.defers_seals && self.unsealed.is_empty() {
+            true => UNSEALED_ROOT,
+            false => 0,
+        };
+        let dictionary = match self.sealed_any {
+            true => 0,
+            false => pushed.min(DICTIONARY_BYTES - self.dictionary.len()),
+        };
+        (
+            self.blocks.len() + count,
+            self.heap_bytes()
+                + 2 * pushed
+                + open
+                + seals
+                + slots * BLOCK_SLOT
+                + lane_slots * 4
+                + dictionary
+                + unsealed_root,
         )
     }
 
@@ -1080,6 +1133,18 @@ mod tests {
             .map(|(lane, t)| (*lane, record_bytes("", &[Some(t.as_ref())])))
     }
 
+    /// `after` for `texts`, which `after_bound` never counts below.
+    fn predicted(arena: &Arena, texts: &[(usize, impl AsRef<str>)]) -> (usize, usize) {
+        let exact = arena.after(pushed(texts));
+        let lanes = texts.iter().map(|(lane, _)| lane + 1).max().unwrap_or(0);
+        let bound = arena.after_bound(pushed(texts).map(|(_, len)| len), lanes);
+        assert!(
+            bound.0 >= exact.0 && bound.1 >= exact.1,
+            "{bound:?} {exact:?}"
+        );
+        exact
+    }
+
     /// The arena made again from its parts (as a snapshot stores them) reads
     /// every text back.
     fn reads_back_from_its_parts(arena: &Arena, texts: &[(usize, String)], spans: &[Span]) {
@@ -1107,7 +1172,7 @@ mod tests {
         let (half, rest) = texts.split_at(2500);
         let mut spans = Vec::new();
         for part in [half, rest] {
-            let predicted = arena.after(pushed(part));
+            let predicted = predicted(&arena, part);
             spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
             assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
             assert!(
@@ -1129,6 +1194,52 @@ mod tests {
     }
 
     #[test]
+    fn the_bound_holds_where_open_blocks_grow_most() {
+        for defer in [false, true] {
+            let mut arena = Arena::default();
+            arena.defer_seals(defer);
+            let lanes = 300;
+            // Each lane's first record sets its capacity, a short one after
+            // doubles it: growth twice the text pushed.
+            let first: Vec<(usize, String)> = (0..lanes)
+                .flat_map(|lane| [(lane, "a".repeat(1000)), (lane, String::new())])
+                .collect();
+            push_predicted(&mut arena, &first);
+            // Blocks filled to their capacity (a record of one field takes
+            // two bytes more than its text)…
+            let fill: Vec<(usize, String)> = (0..lanes)
+                .map(|lane| {
+                    let room = arena_open(&arena, lane).map_or(0, |(len, cap)| cap - len);
+                    (lane, "f".repeat(room - 2))
+                })
+                .collect();
+            push_predicted(&mut arena, &fill);
+            // … then a record more each: growth as large as the open text.
+            let more: Vec<(usize, String)> = (0..lanes).map(|lane| (lane, "m".into())).collect();
+            assert!(arena_open(&arena, 7).is_some_and(|(len, capacity)| len == capacity));
+            predicted(&arena, &more);
+            // Many lanes left open for `compact` to seal.
+            let wide: Vec<(usize, String)> = (0..5000).map(|lane| (lane, String::new())).collect();
+            predicted(&arena, &wide);
+        }
+    }
+
+    fn push_predicted(arena: &mut Arena, texts: &[(usize, String)]) {
+        predicted(arena, texts);
+        for (lane, text) in texts {
+            arena.push(*lane, text);
+        }
+    }
+
+    /// A lane's open block's length and capacity.
+    fn arena_open(arena: &Arena, lane: usize) -> Option<(usize, usize)> {
+        match arena.blocks.get(*arena.open_of.get(lane)? as usize)? {
+            Block::Open(text) => Some((text.len(), text.capacity())),
+            _ => None,
+        }
+    }
+
+    #[test]
     fn many_lanes_that_send_little_are_compacted() {
         let mut arena = Arena::default();
         let texts: Vec<(usize, String)> = (0..20_000)
@@ -1145,7 +1256,7 @@ mod tests {
             .collect();
         let mut spans = Vec::new();
         for part in texts.chunks(5000) {
-            let predicted = arena.after(pushed(part));
+            let predicted = predicted(&arena, part);
             spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
             arena.compact();
             assert!(
@@ -1227,10 +1338,10 @@ mod tests {
             // Deferring never predicts less than sealing in place: with
             // nothing waiting, both hold the same, and it counts what its
             // seals could take in place as well as what waiting costs.
-            let predicted = by_jobs.after(pushed(texts));
+            let predicted = predicted(&by_jobs, texts);
             if by_jobs.unsealed_blocks() == 0 {
                 assert_eq!(by_jobs.heap_bytes(), in_place.heap_bytes());
-                assert!(predicted.1 >= in_place.after(pushed(texts)).1);
+                assert!(predicted.1 >= self::predicted(&in_place, texts).1);
             }
             for (lane, text) in texts {
                 in_place.push(*lane, text);
@@ -1561,7 +1672,7 @@ mod tests {
             })
             .collect();
         let texts = [(1, noise.as_str()), (2, "small")];
-        let predicted = arena.after(pushed(&texts));
+        let predicted = predicted(&arena, &texts);
         for (lane, text) in texts {
             arena.push(lane, text);
         }
