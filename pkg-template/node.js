@@ -27,6 +27,8 @@ export class SealWorker {
   #reads = new Map();
   #lastRead = 0;
   #closing = false;
+  /** A buffer of jobs the worker handed back, for the next jobs (`takeSealJobs`). */
+  #spare;
 
   constructor(service) {
     const { port1, port2 } = new MessageChannel();
@@ -61,8 +63,10 @@ export class SealWorker {
   pump() {
     this.#install();
     if (this.#failed) return;
-    const jobs = this.#service.takeSealJobs();
+    const jobs = this.#service.takeSealJobs(this.#spare);
     if (jobs === undefined) return;
+    // The spare buffer (if the jobs are in it) goes with them, and comes back.
+    this.#spare = undefined;
     this.#port.postMessage(jobs, [jobs.buffer]);
     this.#inFlight += 1;
   }
@@ -118,7 +122,8 @@ export class SealWorker {
   #install() {
     for (let received = receiveMessageOnPort(this.#port); received; received = receiveMessageOnPort(this.#port)) {
       this.#inFlight -= 1;
-      const { sealed, error } = received.message;
+      const { sealed, error, spare } = received.message;
+      if (spare && spare.byteLength > (this.#spare?.length ?? 0)) this.#spare = new Uint8Array(spare);
       try {
         if (error) throw new Error(error);
         this.#service.installSealed(sealed);

@@ -1,9 +1,10 @@
 // The thread a SealWorker (node.js) starts: its own instance of the module
 // compresses the seal jobs it is sent (LogEndpoints.sealBlocks) and sends
-// the sealed blocks back on the same port; on a second port it reads the
-// batches it is sent (LogEndpoints.readBatch, with the service's read job),
-// sending back what it read, or the batch itself when it cannot be read
-// whole, for the service to refuse as its own ingest does.
+// the sealed blocks back on the same port, with the jobs' buffer for the
+// next jobs; on a second port it reads the batches it is sent
+// (LogEndpoints.readBatch, with the service's read job), sending back what
+// it read, or the batch itself when it cannot be read whole, for the
+// service to refuse as its own ingest does.
 import { workerData } from "node:worker_threads";
 import { LogEndpoints } from "./node.js";
 
@@ -11,7 +12,8 @@ const { port, readPort } = workerData;
 port.on("message", (jobs) => {
   try {
     const sealed = LogEndpoints.sealBlocks(jobs);
-    port.postMessage({ sealed }, [sealed.buffer]);
+    // The jobs' buffer goes back, to carry the next jobs.
+    port.postMessage({ sealed, spare: jobs.buffer }, [sealed.buffer, jobs.buffer]);
   } catch (e) {
     port.postMessage({ error: e.message });
   }

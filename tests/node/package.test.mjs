@@ -231,6 +231,16 @@ test("SealWorker compresses text blocks on a second thread: the same answers mea
   assert.equal(sealer.failed, null);
   assert.equal(svc.stats().unsealedBlocks, 0);
   assert.deepEqual(svc.snapshot(), inPlace.snapshot());
+  // Jobs handed out again travel in the buffer the worker gave back.
+  const more = [...generate({ stream: "edge_logs", count: 8000, endMs: NOW, spanMs: 3600e3, seed: 3 })];
+  for (const batch of [more.slice(0, 4000), more.slice(4000)]) {
+    inPlace.ingest("edge_logs", batch);
+    svc.ingest("edge_logs", batch);
+    sealer.pump();
+    await sealer.settled();
+  }
+  assert.equal(sealer.failed, null);
+  assert.deepEqual(svc.snapshot(), inPlace.snapshot());
   // Closed, it leaves the service sealing in place.
   await sealer.close();
   const later = [...generate({ stream: "edge_logs", count: 5000, endMs: NOW, spanMs: 3600e3, seed: 2 })];
@@ -240,6 +250,32 @@ test("SealWorker compresses text blocks on a second thread: the same answers mea
   assert.deepEqual(svc.snapshot(), inPlace.snapshot());
   assert.throws(() => svc.installSealed(new Uint8Array([83, 9])), (e) => e.status === 500 && e.code === "bad_seal_jobs");
   assert.throws(() => LogEndpoints.sealBlocks(new Uint8Array([1, 2, 3])), (e) => e.status === 500 && e.code === "bad_seal_jobs");
+});
+
+test("takeSealJobs writes the jobs into a spare buffer long enough, and makes a new one otherwise", () => {
+  const options = { apiKeys: ["secret"], now: NOW };
+  const [fresh, reusing, inPlace] = [0, 1, 2].map(() => new LogEndpoints(options));
+  fresh.deferSeals(true);
+  reusing.deferSeals(true);
+  const edge = [...generate({ stream: "edge_logs", count: 20000, endMs: NOW, spanMs: 2 * 3600e3 })];
+  for (const svc of [fresh, reusing, inPlace]) svc.ingest("edge_logs", edge);
+  const jobs = fresh.takeSealJobs();
+  const spare = new Uint8Array(jobs.length + 100).fill(7);
+  const inSpare = reusing.takeSealJobs(spare);
+  assert.equal(inSpare.buffer, spare.buffer);
+  assert.deepEqual(inSpare, jobs);
+  assert.equal(fresh.takeSealJobs(spare), undefined, "nothing left to hand out");
+  fresh.installSealed(LogEndpoints.sealBlocks(jobs));
+  reusing.installSealed(LogEndpoints.sealBlocks(inSpare));
+  assert.deepEqual(reusing.snapshot(), inPlace.snapshot());
+  assert.deepEqual(fresh.snapshot(), inPlace.snapshot());
+  // Too short a spare: the jobs come in a new buffer.
+  const later = [...generate({ stream: "edge_logs", count: 5000, endMs: NOW, spanMs: 3600e3, seed: 2 })];
+  reusing.ingest("edge_logs", later);
+  const short = new Uint8Array(8);
+  const own = reusing.takeSealJobs(short);
+  assert.notEqual(own.buffer, short.buffer);
+  assert.ok(own.length > short.length);
 });
 
 test("SealWorker.read reads batches on a second thread: the reports, errors, answers and entries ingest gives", async () => {
