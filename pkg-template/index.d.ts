@@ -67,8 +67,8 @@ export declare class LogEndpoints {
   static fromSnapshotParts(parts: Iterable<Uint8Array>, bytes: number, options?: LogEndpointsOptions): LogEndpoints;
   /** From now on, full text blocks wait for seal jobs compressed by another instance of the module (`SealWorker` does it in Node); `false`: they are compressed as they fill, those waiting now. Answers are the same meanwhile, and once every job is back the store and its snapshot are those of a store that sealed in place. */
   deferSeals(on: boolean): void;
-  /** The full text blocks not handed out yet, as seal jobs for `LogEndpoints.sealBlocks`; undefined when there are none. Given `spare` at least as long (jobs handed back once sealed), they are written into it and a view of them is returned, so no new buffer is made. */
-  takeSealJobs(spare?: Uint8Array): Uint8Array | undefined;
+  /** The full text blocks not handed out yet, as seal jobs for `LogEndpoints.sealBlocks`; undefined when there are none. Given a `spare` buffer at least as long (such as the jobs' buffer a worker hands back once it has sealed them), the jobs are written at its start and a view of them is returned, so no new buffer is made: hand on the view (its buffer is `spare`'s, and longer), and leave `spare` alone until they are sealed. */
+  takeSealJobs(spare?: Uint8Array | ArrayBuffer): Uint8Array | undefined;
   /** Compresses seal jobs (in any instance of the module): the sealed blocks for `installSealed`. */
   static sealBlocks(jobs: Uint8Array | ArrayBuffer): Uint8Array;
   /** Puts sealed blocks in place of their open text: how many (a block compressed here since is passed over). */

@@ -27,7 +27,7 @@ export class SealWorker {
   #reads = new Map();
   #lastRead = 0;
   #closing = false;
-  /** A buffer of jobs the worker handed back, for the next jobs (`takeSealJobs`). */
+  /** The buffer of jobs the worker handed back last, for the next jobs (`takeSealJobs`); none once it has stopped. */
   #spare;
 
   constructor(service) {
@@ -65,7 +65,8 @@ export class SealWorker {
     if (this.#failed) return;
     const jobs = this.#service.takeSealJobs(this.#spare);
     if (jobs === undefined) return;
-    // The spare buffer (if the jobs are in it) goes with them, and comes back.
+    // The spare buffer goes with the jobs if they are in it, and comes back;
+    // one too short is dropped, and a longer one kept when it comes.
     this.#spare = undefined;
     this.#port.postMessage(jobs, [jobs.buffer]);
     this.#inFlight += 1;
@@ -115,6 +116,7 @@ export class SealWorker {
     this.#closing = true;
     await this.settled();
     this.#failed ??= new Error("the seal worker was closed");
+    this.#spare = undefined;
     this.#service.deferSeals(false);
     await this.#worker.terminate();
   }
@@ -123,7 +125,7 @@ export class SealWorker {
     for (let received = receiveMessageOnPort(this.#port); received; received = receiveMessageOnPort(this.#port)) {
       this.#inFlight -= 1;
       const { sealed, error, spare } = received.message;
-      if (spare && spare.byteLength > (this.#spare?.length ?? 0)) this.#spare = new Uint8Array(spare);
+      if (spare && !this.#failed && spare.byteLength > (this.#spare?.byteLength ?? 0)) this.#spare = spare;
       try {
         if (error) throw new Error(error);
         this.#service.installSealed(sealed);
@@ -156,6 +158,7 @@ export class SealWorker {
   #fail(error) {
     if (this.#failed) return;
     this.#failed = error;
+    this.#spare = undefined;
     try {
       this.#service.deferSeals(false);
     } catch {

@@ -1466,16 +1466,23 @@ impl JsLogEndpoints {
 
     /// `takeSealJobs(spare?)` → the full text blocks not handed out yet, as
     /// one `Uint8Array` of seal jobs for `LogEndpoints.sealBlocks`;
-    /// `undefined` when there are none. Given a `Uint8Array` `spare` at
-    /// least as long (jobs handed back once sealed), the jobs are written at
-    /// its start and a view of them is returned: the runtime zeroes every
-    /// new buffer, and a new one for each hand-out took four fifths of the
-    /// time handing jobs out costs.
+    /// `undefined` when there are none. Given a `spare` buffer (a
+    /// `Uint8Array` or an `ArrayBuffer`, such as the jobs' buffer a worker
+    /// hands back once it has sealed them) at least as long, the jobs are
+    /// written at its start and a view of them is returned: its buffer is
+    /// `spare`'s, and longer than the jobs. The runtime zeroes every new
+    /// buffer, and a new one for each hand-out took four fifths of the time
+    /// handing jobs out costs.
     #[wasm_bindgen(js_name = takeSealJobs)]
     pub fn take_seal_jobs(&mut self, spare: JsValue) -> Option<Uint8Array> {
         let jobs = self.inner.borrow_mut().take_seal_jobs()?;
-        let len = u32::try_from(jobs.len()).ok()?;
-        let out = match spare.dyn_ref::<Uint8Array>() {
+        // A wasm32 memory holds less than 4 GiB.
+        let len = jobs.len() as u32;
+        let spare = match spare.dyn_ref::<js_sys::ArrayBuffer>() {
+            Some(buffer) => Some(Uint8Array::new(buffer)),
+            None => spare.dyn_into::<Uint8Array>().ok(),
+        };
+        let out = match spare {
             Some(spare) if spare.length() >= len => spare.subarray(0, len),
             _ => Uint8Array::new_with_length(len),
         };

@@ -29,7 +29,7 @@ use crate::shard::{
 };
 use crate::staged::{self, StagedRows};
 use crate::store::block_storage::BlockStorageRef;
-use crate::store::{NameCount, Store};
+use crate::store::{Estimate, Store};
 use crate::timestamp::Micros;
 use crate::words::counted;
 
@@ -177,7 +177,7 @@ enum Budget {
 }
 
 /// What a budget counts once a batch is appended, by what names it counts.
-type Prediction<'p> = &'p dyn Fn(&Store, NameCount) -> usize;
+type Prediction<'p> = &'p dyn Fn(&Store, Estimate) -> usize;
 
 /// A batch's entries read as `ingest_source` reads them within `limits`:
 /// the rows they make, and their report (but the newest time, known once
@@ -254,28 +254,39 @@ fn refuse_a_snapshot(batch: &[u8]) -> Result<()> {
 }
 
 /// The edge text's blocks and heap bytes once a batch is appended
-/// (`EdgeTable::text_after`): the bound whenever it is asked, the exact
-/// count once, and only when the bound does not do (near the budget).
+/// (`EdgeTable::text_after`), each estimate worked out once and the exact
+/// one only when the bound does not do (near the budget). Both hold for the
+/// edge table as it was then: once it changes (sealing in place instead,
+/// `append_edges`), a caller makes a new one.
 struct EdgeTextAfter<'b, 'a> {
     staged: &'b [StagedEdge<'a>],
+    bound: OnceCell<(usize, usize)>,
     exact: OnceCell<(usize, usize)>,
+    /// The edge table's heap bytes when an estimate was first asked for.
+    table_bytes: OnceCell<usize>,
 }
 
 impl<'b, 'a> EdgeTextAfter<'b, 'a> {
     fn new(staged: &'b [StagedEdge<'a>]) -> Self {
         EdgeTextAfter {
             staged,
+            bound: OnceCell::new(),
             exact: OnceCell::new(),
+            table_bytes: OnceCell::new(),
         }
     }
 
-    fn of(&self, store: &Store, names: NameCount) -> (usize, usize) {
-        match names {
-            NameCount::AllNew => store.edge.text_after(self.staged, names),
-            NameCount::Exact => *self
-                .exact
-                .get_or_init(|| store.edge.text_after(self.staged, names)),
+    fn of(&self, store: &Store, estimate: Estimate) -> (usize, usize) {
+        if cfg!(debug_assertions) {
+            let bytes = store.edge.heap_bytes();
+            let first = *self.table_bytes.get_or_init(|| bytes);
+            debug_assert_eq!(first, bytes, "the edge table changed since its estimates");
         }
+        let estimated = match estimate {
+            Estimate::Bound => &self.bound,
+            Estimate::Exact => &self.exact,
+        };
+        *estimated.get_or_init(|| store.edge.text_after(self.staged, estimate))
     }
 }
 
@@ -284,7 +295,7 @@ fn edges_after(
     store: &Store,
     staged: &[StagedEdge],
     text: &EdgeTextAfter,
-    names: NameCount,
+    names: Estimate,
 ) -> usize {
     store.heap_bytes() - store.edge.heap_bytes()
         + store
@@ -297,7 +308,7 @@ fn others_after(
     store: &Store,
     entries: &[StagedOther],
     text_after: (usize, usize),
-    names: NameCount,
+    names: Estimate,
 ) -> usize {
     store.heap_bytes() - store.other.heap_bytes()
         + store.other.heap_bytes_after(entries, names, text_after)
@@ -944,7 +955,7 @@ impl LogEndpoints {
             checked => checked.map(|()| false)?,
         };
         let fits = |names| self.store.edge.fits(staged, text.of(&self.store, names));
-        if !(fits(NameCount::AllNew) || fits(NameCount::Exact)) {
+        if !(fits(Estimate::Bound) || fits(Estimate::Exact)) {
             return Err(Error::BatchTooLarge {
                 reason: "the edge log store cannot address more text or requests".into(),
             });
@@ -1044,8 +1055,8 @@ impl LogEndpoints {
         let paused = self.store.defers_seals()
             && predictions.iter().any(|&(budget, predict)| {
                 let limit = budget.limit(&self.limits);
-                predict(&self.store, NameCount::AllNew) > limit
-                    && predict(&self.store, NameCount::Exact) > limit
+                predict(&self.store, Estimate::Bound) > limit
+                    && predict(&self.store, Estimate::Exact) > limit
             });
         if paused {
             self.store.defer_seals(false);
@@ -1058,9 +1069,9 @@ impl LogEndpoints {
     }
 
     /// Refuses a batch whose append would take what `budget` counts past its
-    /// limit; `predict` gives that size. Counting every name as new is an
-    /// upper bound without hash lookups, so the exact count is only worked
-    /// out when the bound does not fit (a store well within its budget pays
+    /// limit; `predict` gives that size. `Estimate::Bound` is an upper bound
+    /// that reads no entry's text, so the exact count is only worked out
+    /// when the bound does not fit (a store well within its budget pays
     /// nothing for it).
     ///
     /// The busiest projects' packed function rows give way to rows: when a
@@ -1069,13 +1080,13 @@ impl LogEndpoints {
     fn check_budget(
         &mut self,
         budget: Budget,
-        predict: impl Fn(&Store, NameCount) -> usize,
+        predict: impl Fn(&Store, Estimate) -> usize,
     ) -> Result<()> {
         let limit = budget.limit(&self.limits);
-        if predict(&self.store, NameCount::AllNew) <= limit {
+        if predict(&self.store, Estimate::Bound) <= limit {
             return Ok(());
         }
-        let mut after = predict(&self.store, NameCount::Exact);
+        let mut after = predict(&self.store, Estimate::Exact);
         let packed = self.store.functions.packed.heap_bytes();
         if after > limit && matches!(budget, Budget::Store) && after - packed <= limit {
             self.store.functions.packed.give_way();

@@ -3,7 +3,7 @@
 //! dictionary does in zlib. Deflate's Huffman stage codes the hex ids,
 //! addresses and numbers that LZ4 keeps as literals: a block comes to about
 //! half of LZ4's bytes. zlib-rs (a pure-Rust port of zlib-ng, with a safe
-//! API) compresses (at `LEVEL`) and decodes: logs.all decodes its blocks a
+//! API) compresses (at `LEVEL` or `SMALL_LEVEL`) and decodes: logs.all decodes its blocks a
 //! third faster than with miniz_oxide. Any level's stream decodes alike, so
 //! the level can change without a new snapshot version.
 
@@ -11,16 +11,19 @@ use std::cell::RefCell;
 
 use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
-/// zlib's level 3 for full blocks, and level 2 (zlib-ng's fast strategy,
-/// fewer matches tried) for blocks shorter than `SMALL_BLOCK`, most of which
-/// `compact` seals: each seal builds its own Huffman trees and primes the
-/// dictionary, so a small block costs more time for its bytes. Wasm edge ingest
-/// of the benchmark's 1M shard, which the second core's sealing had bounded,
-/// took 3.42–3.59 s against 3.57–3.69 s with level 4 for all blocks, for a
-/// text 2.6% larger (`storeBytes` 121.4 MB against 118.3 MB of edge entries;
-/// level 2 for all blocks: 3.29–3.56 s, 125.2 MB). Natively, on 64 KiB of the
-/// benchmark's NDJSON, level 3 deflates 1.3× as fast as 4 for 8% more bytes,
-/// level 2 1.6× for 16% more.
+/// zlib's level 3 for blocks of `SMALL_BLOCK` or more (full ones, the
+/// larger of those `compact` seals, and records longer than a block), and
+/// level 2 (zlib-ng's fast strategy, fewer matches tried) for smaller ones,
+/// most of which `compact` seals: each seal builds its own Huffman trees and
+/// primes the dictionary, so a small block costs more time for its bytes.
+/// Wasm edge ingest of the benchmark's 1M shard, which the second core's
+/// sealing had bounded, took 3.42–3.59 s against 3.57–3.69 s with level 4
+/// for all blocks, for a store 2.6% larger (`storeBytes` of the edge entries
+/// 121.4 MB against 118.3 MB; level 2 for all blocks: 3.29–3.56 s, 125.2
+/// MB). In the edge worker, whose batches are smaller, a full object's text
+/// in SQLite grew 6.8% (`bench/cold-start.mjs`: 63.2 MB against 59.1).
+/// Natively, on 64 KiB of the benchmark's NDJSON, level 3 deflates 1.3× as
+/// fast as 4 for 8% more bytes, level 2 1.6× for 16% more.
 const LEVEL: i32 = 3;
 const SMALL_LEVEL: i32 = 2;
 const SMALL_BLOCK: usize = 16 << 10;

@@ -257,7 +257,7 @@ impl Interner {
     fn growth_after<'a>(
         &self,
         names: impl Iterator<Item = Option<&'a str>>,
-        count: NameCount,
+        count: Estimate,
     ) -> usize {
         let (values, text) = new_names(self, names, count);
         self.growth_for(values, text)
@@ -281,13 +281,13 @@ impl Interner {
 fn new_names<'a>(
     interner: &Interner,
     names: impl Iterator<Item = Option<&'a str>>,
-    count: NameCount,
+    count: Estimate,
 ) -> (usize, usize) {
     match count {
-        NameCount::AllNew => names.flatten().fold((0, 0), |(values, text), name| {
+        Estimate::Bound => names.flatten().fold((0, 0), |(values, text), name| {
             (values + 1, text + name.len())
         }),
-        NameCount::Exact => {
+        Estimate::Exact => {
             let new: HashSet<&str> = names
                 .flatten()
                 .filter(|name| interner.lookup(name).is_none())
@@ -297,13 +297,14 @@ fn new_names<'a>(
     }
 }
 
-/// How `heap_bytes_after` counts the names a batch would intern (projects,
-/// functions, URLs), and `EdgeTable::text_after` its text: `AllNew` needs no
-/// hash lookups and is an upper bound; `Exact` looks each one up, which
-/// costs a lookup per name on the ingest path.
+/// How a budget check estimates what a batch adds: `Bound` reads no
+/// entry's text and is an upper bound (every name a batch would intern —
+/// projects, functions, URLs — counted as new, and the edge text from its
+/// lengths alone, `EdgeTable::text_after`); `Exact` looks each name and
+/// project up, which costs a lookup per name on the ingest path.
 #[derive(Clone, Copy)]
-pub(crate) enum NameCount {
-    AllNew,
+pub(crate) enum Estimate {
+    Bound,
     Exact,
 }
 
@@ -620,22 +621,23 @@ impl EdgeTable {
     }
 
     /// Blocks and heap bytes of the text once `entries` are appended, for
-    /// `fits` and the budget: with `NameCount::AllNew`, a bound from the
+    /// `fits` and the budget: with `Estimate::Bound`, a bound from the
     /// records' lengths (`Arena::after_bound`), which reads no entry's text;
     /// with `Exact`, by the rules of `push` (`Arena::after`), which looks up
     /// each entry's project for its lane. Reading a batch's projects again
     /// after it was parsed took a tenth of edge ingest in wasm, most of it
     /// waiting for memory.
-    pub(crate) fn text_after(&self, entries: &[StagedEdge], count: NameCount) -> (usize, usize) {
+    pub(crate) fn text_after(&self, entries: &[StagedEdge], count: Estimate) -> (usize, usize) {
         match count {
-            NameCount::AllNew => self.text.after_bound(
+            Estimate::Bound => self.text.after_bound(
                 entries
                     .iter()
                     .map(|e| text::record_bytes_at_most(&e.id, &Self::fields(e))),
-                // The lanes of the projects held and of each entry's, if new.
-                slot(self.projects.len() as Sym) + entries.len(),
+                // Lanes as `texts` numbers them: none's, then each project
+                // held, then one for each entry's project if it is new.
+                1 + self.projects.len() + entries.len(),
             ),
-            NameCount::Exact => self.text.after(self.texts(entries).into_iter()),
+            Estimate::Exact => self.text.after(self.texts(entries).into_iter()),
         }
     }
 
@@ -653,7 +655,7 @@ impl EdgeTable {
     pub(crate) fn heap_bytes_after(
         &self,
         entries: &[StagedEdge],
-        names: NameCount,
+        names: Estimate,
         text_after: (usize, usize),
     ) -> usize {
         let n = entries.len();
@@ -795,7 +797,7 @@ impl FunctionTable {
     }
 
     /// What `heap_bytes` will be once `rows` are appended (an upper bound).
-    pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation], names: NameCount) -> usize {
+    pub(crate) fn heap_bytes_after(&self, rows: &[StagedInvocation], names: Estimate) -> usize {
         let interned = self
             .projects
             .growth_after(rows.iter().map(|r| r.project_ref.as_deref()), names)
@@ -883,7 +885,7 @@ impl OtherTable {
     pub(crate) fn heap_bytes_after(
         &self,
         entries: &[StagedOther],
-        names: NameCount,
+        names: Estimate,
         text_after: (usize, usize),
     ) -> usize {
         let interned = self
@@ -1120,6 +1122,57 @@ mod tests {
         assert_eq!(lower_bound_from(&Chunked::default(), 0, 5), 0);
     }
 
+    /// An edge batch's text bound (no lookups) is never below the exact
+    /// count, with projects held and new, none, canonical UUID ids and
+    /// others, and blocks sealed in place or left to seal jobs; and an
+    /// append stays within it.
+    #[test]
+    fn the_edge_texts_bound_is_never_below_its_exact_count() {
+        let metadata: Vec<String> = (0..40)
+            .map(|i| {
+                format!(
+                    "[{{\"request\":[{{\"path\":\"/rest/v1/t{i}\"}}],\"pad\":\"{}\"}}]",
+                    "x".repeat(i * 97 % 3000)
+                )
+            })
+            .collect();
+        for defer in [false, true] {
+            let mut table = EdgeTable::default();
+            table.text.defer_seals(defer);
+            for batch in 0..6usize {
+                let projects: Vec<String> = (0..300)
+                    .map(|i| format!("tenant-{}", (i * 7 + batch * 40) % 400))
+                    .collect();
+                let entries: Vec<StagedEdge> = (0..1500usize)
+                    .map(|i| StagedEdge {
+                        timestamp: (batch * 10_000 + i) as Micros,
+                        id: match i % 3 {
+                            0 => format!("{:08x}-0000-4000-8000-{:012x}", batch, i).into(),
+                            _ => format!("entry-{batch}-{i}").into(),
+                        },
+                        event_message: (i % 5 != 0).then(|| "GET | 200 | /rest/v1/t".into()),
+                        project: (i % 11 != 0)
+                            .then(|| projects[i * 13 % projects.len()].as_str().into()),
+                        metadata: Some(metadata[i % metadata.len()].as_str()),
+                        requests: Repeated::None,
+                    })
+                    .collect();
+                let bound = table.text_after(&entries, Estimate::Bound);
+                let exact = table.text_after(&entries, Estimate::Exact);
+                assert!(
+                    bound.0 >= exact.0 && bound.1 >= exact.1,
+                    "{bound:?} {exact:?}"
+                );
+                table.append(&entries);
+                assert!(
+                    table.text.heap_bytes() <= exact.1,
+                    "{} {exact:?}",
+                    table.text.heap_bytes()
+                );
+            }
+        }
+    }
+
     /// One busy project's batches of distinct paths: its URL filter crowds,
     /// so the next batch builds a wide filter, which doubles as it fills; a
     /// due one costs exactly `due_bytes` and can be postponed.
@@ -1167,10 +1220,10 @@ mod tests {
             let batch = staged(urls, n);
             let due = table.url_trigrams.due_bytes();
             if due > 0 && n == 4 && !postponed {
-                let text_after = table.text_after(&batch, NameCount::Exact);
-                let with_due = table.heap_bytes_after(&batch, NameCount::Exact, text_after);
+                let text_after = table.text_after(&batch, Estimate::Exact);
+                let with_due = table.heap_bytes_after(&batch, Estimate::Exact, text_after);
                 table.url_trigrams.postpone_wide_filters();
-                let without = table.heap_bytes_after(&batch, NameCount::Exact, text_after);
+                let without = table.heap_bytes_after(&batch, Estimate::Exact, text_after);
                 assert_eq!(with_due - without, due);
                 postponed = true;
             }

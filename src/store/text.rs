@@ -542,10 +542,6 @@ impl Arena {
             .max()
             .unwrap_or(0)
             .max(self.open_of.len());
-        let slots = capacity_bound(self.blocks.capacity(), self.blocks.len() + new_blocks)
-            - self.blocks.capacity();
-        let lane_slots =
-            capacity_bound(self.open_of.capacity(), lanes_after) - self.open_of.capacity();
         // `compact` may then seal any open block: deflate's bound over each.
         let open_lens = (0..lanes_after).map(|lane| match lanes.get(&lane) {
             Some(&(len, _)) => len,
@@ -553,50 +549,69 @@ impl Arena {
         });
         let seal_slack: usize = open_lens
             .filter(|&len| len > 0)
-            .map(|len| match self.defers_seals {
-                true => UNSEALED_ENTRY + deflate::compressed_bound(len) - len,
-                false => deflate::compressed_bound(len) - len,
-            })
+            .map(|len| self.seal_slack() + deflate::compressed_bound(len) - len)
             .sum();
-        let unsealed_root = match self.defers_seals && self.unsealed.is_empty() {
-            true => UNSEALED_ROOT,
-            false => 0,
-        };
-        let dictionary = match self.sealed_any {
-            true => 0,
-            false => pushed.min(DICTIONARY_BYTES - self.dictionary.len()),
-        };
+        let blocks_after = self.blocks.len() + new_blocks;
         (
-            self.blocks.len() + new_blocks,
-            bytes + slots * BLOCK_SLOT + lane_slots * 4 + seal_slack + dictionary + unsealed_root,
+            blocks_after,
+            bytes + seal_slack + self.room_after(blocks_after, lanes_after, pushed),
         )
     }
 
     /// An upper bound of `after` from the texts' lengths alone, for lanes
     /// numbered below `lanes_at_most` (or the arena's): no text needs its
     /// lane, so a batch's entries are not read for it. Each text may start a
-    /// block and a lane; every seal adds at most deflate's slack over its
-    /// text; and an open block's capacity is at most twice its text after
-    /// growing (`open_capacity`), so a batch grows open blocks by at most
-    /// twice its text and the text they held.
+    /// block; each block the batch leaves sealed or open (a new one, or one
+    /// open before) adds at most deflate's slack over its text, as `after`
+    /// counts it; and an open block's capacity is at most half again its text
+    /// after growing (`open_capacity`), so a batch grows open blocks by at
+    /// most half again its text and half the text they held. Sums saturate:
+    /// a bound never wraps below the exact count.
     pub(crate) fn after_bound(
         &self,
         texts: impl Iterator<Item = usize>,
         lanes_at_most: usize,
     ) -> (usize, usize) {
-        let (count, pushed) = texts.fold((0usize, 0usize), |(n, sum), len| (n + 1, sum + len));
-        let open: usize = (0..self.open_of.len())
+        let (count, pushed) = texts.fold((0usize, 0usize), |(n, sum), len| {
+            (n + 1, sum.saturating_add(len))
+        });
+        let (open_blocks, open) = (0..self.open_of.len())
             .map(|lane| self.open_len(lane))
-            .sum();
+            .filter(|&len| len > 0)
+            .fold((0usize, 0usize), |(n, sum), len| (n + 1, sum + len));
+        let blocks_after = self.blocks.len().saturating_add(count);
         let lanes_after = lanes_at_most.max(self.open_of.len());
-        let per_seal = match self.defers_seals {
+        let per_block = self.seal_slack() + deflate::compressed_bound(0);
+        let slack = count
+            .saturating_add(open_blocks)
+            .saturating_mul(per_block)
+            .saturating_add(open.saturating_add(pushed) / 1024);
+        let growth = pushed
+            .saturating_add(pushed.div_ceil(2))
+            .saturating_add(open.div_ceil(2));
+        (
+            blocks_after,
+            self.heap_bytes()
+                .saturating_add(growth)
+                .saturating_add(slack)
+                .saturating_add(self.room_after(blocks_after, lanes_after, pushed)),
+        )
+    }
+
+    /// What a block waiting for its seal job costs besides its text (0 when
+    /// blocks are sealed in place).
+    fn seal_slack(&self) -> usize {
+        match self.defers_seals {
             true => UNSEALED_ENTRY,
             false => 0,
-        } + deflate::compressed_bound(0);
-        // Seals as texts start blocks, and those `compact` may make after.
-        let seals = (count + lanes_after) * per_seal + 2 * ((open + pushed) / 1024 + 1);
-        let slots = capacity_bound(self.blocks.capacity(), self.blocks.len() + count)
-            - self.blocks.capacity();
+        }
+    }
+
+    /// Bytes `after` and `after_bound` add for the arena's own lists once
+    /// it has `blocks_after` blocks and `lanes_after` lanes, and the
+    /// dictionary `pushed` more bytes may fill.
+    fn room_after(&self, blocks_after: usize, lanes_after: usize, pushed: usize) -> usize {
+        let slots = capacity_bound(self.blocks.capacity(), blocks_after) - self.blocks.capacity();
         let lane_slots =
             capacity_bound(self.open_of.capacity(), lanes_after) - self.open_of.capacity();
         let unsealed_root = match self.defers_seals && self.unsealed.is_empty() {
@@ -607,17 +622,11 @@ impl Arena {
             true => 0,
             false => pushed.min(DICTIONARY_BYTES - self.dictionary.len()),
         };
-        (
-            self.blocks.len() + count,
-            self.heap_bytes()
-                + 2 * pushed
-                + open
-                + seals
-                + slots * BLOCK_SLOT
-                + lane_slots * 4
-                + dictionary
-                + unsealed_root,
-        )
+        slots
+            .saturating_mul(BLOCK_SLOT)
+            .saturating_add(lane_slots.saturating_mul(4))
+            .saturating_add(dictionary)
+            .saturating_add(unsealed_root)
     }
 
     /// How many bytes `lane`'s open block holds.

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use super::columns::chunk_ranges;
-use super::{Interner, NameCount, Sym, NONE};
+use super::{Estimate, Interner, Sym, NONE};
 
 /// Most origins, and most directories, a table tells apart: an id is a
 /// character below the surrogates. A URL of one more origin is its own tail,
@@ -223,7 +223,7 @@ impl UrlNames {
     pub(crate) fn text_to_intern<'a>(
         &self,
         urls: impl Iterator<Item = Option<&'a str>>,
-        count: NameCount,
+        count: Estimate,
     ) -> UrlGrowth {
         let mut growth = UrlGrowth::default();
         // New URLs counted once each (their ids and slots), as interning adds them.
@@ -235,8 +235,8 @@ impl UrlNames {
                 // The whole URL may be a key (past the most origins), and
                 // neither its origin nor its directory is longer: a bound
                 // that does not cut it.
-                NameCount::AllNew => (url.len(), Some(url.len()), Some(url.len())),
-                NameCount::Exact => {
+                Estimate::Bound => (url.len(), Some(url.len()), Some(url.len())),
+                Estimate::Exact => {
                     if !new.insert(url) {
                         continue;
                     }

@@ -232,13 +232,22 @@ test("SealWorker compresses text blocks on a second thread: the same answers mea
   assert.equal(svc.stats().unsealedBlocks, 0);
   assert.deepEqual(svc.snapshot(), inPlace.snapshot());
   // Jobs handed out again travel in the buffer the worker gave back.
-  const more = [...generate({ stream: "edge_logs", count: 8000, endMs: NOW, spanMs: 3600e3, seed: 3 })];
-  for (const batch of [more.slice(0, 4000), more.slice(4000)]) {
+  const take = svc.takeSealJobs.bind(svc);
+  let inSpare = 0;
+  svc.takeSealJobs = (spare) => {
+    const jobs = take(spare);
+    if (spare && jobs?.buffer === spare) inSpare += 1;
+    return jobs;
+  };
+  const more = [...generate({ stream: "edge_logs", count: 10000, endMs: NOW, spanMs: 3600e3, seed: 3 })];
+  for (let at = 0; at < more.length; at += 2000) {
+    const batch = more.slice(at, at + 2000);
     inPlace.ingest("edge_logs", batch);
     svc.ingest("edge_logs", batch);
     sealer.pump();
     await sealer.settled();
   }
+  assert.ok(inSpare > 0, "no jobs went in a buffer the worker gave back");
   assert.equal(sealer.failed, null);
   assert.deepEqual(svc.snapshot(), inPlace.snapshot());
   // Closed, it leaves the service sealing in place.
@@ -276,6 +285,10 @@ test("takeSealJobs writes the jobs into a spare buffer long enough, and makes a 
   const own = reusing.takeSealJobs(short);
   assert.notEqual(own.buffer, short.buffer);
   assert.ok(own.length > short.length);
+  // The buffer a worker hands back is an ArrayBuffer: taken as it is.
+  reusing.ingest("edge_logs", [...generate({ stream: "edge_logs", count: 5000, endMs: NOW, spanMs: 3600e3, seed: 4 })]);
+  const handedBack = new ArrayBuffer(own.length * 4);
+  assert.equal(reusing.takeSealJobs(handedBack).buffer, handedBack);
 });
 
 test("SealWorker.read reads batches on a second thread: the reports, errors, answers and entries ingest gives", async () => {
