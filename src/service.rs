@@ -176,7 +176,7 @@ enum Budget {
     OtherSources,
 }
 
-/// What a budget counts once a batch is appended, by what names it counts.
+/// What a budget counts once a batch is appended, as `Estimate` says.
 type Prediction<'p> = &'p dyn Fn(&Store, Estimate) -> usize;
 
 /// A batch's entries read as `ingest_source` reads them within `limits`:
@@ -295,12 +295,12 @@ fn edges_after(
     store: &Store,
     staged: &[StagedEdge],
     text: &EdgeTextAfter,
-    names: Estimate,
+    estimate: Estimate,
 ) -> usize {
     store.heap_bytes() - store.edge.heap_bytes()
         + store
             .edge
-            .heap_bytes_after(staged, names, text.of(store, names))
+            .heap_bytes_after(staged, estimate, text.of(store, estimate))
 }
 
 /// The store's size once other sources' `entries` are appended.
@@ -954,7 +954,7 @@ impl LogEndpoints {
             }
             checked => checked.map(|()| false)?,
         };
-        let fits = |names| self.store.edge.fits(staged, text.of(&self.store, names));
+        let fits = |estimate| self.store.edge.fits(staged, text.of(&self.store, estimate));
         if !(fits(Estimate::Bound) || fits(Estimate::Exact)) {
             return Err(Error::BatchTooLarge {
                 reason: "the edge log store cannot address more text or requests".into(),

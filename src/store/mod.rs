@@ -627,12 +627,12 @@ impl EdgeTable {
     /// each entry's project for its lane. Reading a batch's projects again
     /// after it was parsed took a tenth of edge ingest in wasm, most of it
     /// waiting for memory.
-    pub(crate) fn text_after(&self, entries: &[StagedEdge], count: Estimate) -> (usize, usize) {
-        match count {
+    pub(crate) fn text_after(&self, entries: &[StagedEdge], estimate: Estimate) -> (usize, usize) {
+        match estimate {
             Estimate::Bound => self.text.after_bound(
                 entries
                     .iter()
-                    .map(|e| text::record_bytes_at_most(&e.id, &Self::fields(e))),
+                    .map(|e| text::record_bytes_bound(&e.id, &Self::fields(e))),
                 // Lanes as `texts` numbers them: none's, then each project
                 // held, then one for each entry's project if it is new.
                 1 + self.projects.len() + entries.len(),

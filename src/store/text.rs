@@ -142,9 +142,9 @@ pub(crate) fn record_bytes<const N: usize>(id: &str, fields: &[Option<&str>; N])
     record_len(id, canonical_uuid(id).is_some(), fields)
 }
 
-/// At least `record_bytes`, from the lengths alone (an id as it is written
-/// when it is not a canonical UUID, which takes more than packed).
-pub(crate) fn record_bytes_at_most<const N: usize>(id: &str, fields: &[Option<&str>; N]) -> usize {
+/// A bound of `record_bytes` from the lengths alone: the id as it is
+/// written when it is not a canonical UUID, which takes more than packed.
+pub(crate) fn record_bytes_bound<const N: usize>(id: &str, fields: &[Option<&str>; N]) -> usize {
     record_len(id, false, fields)
 }
 
@@ -549,7 +549,7 @@ impl Arena {
         });
         let seal_slack: usize = open_lens
             .filter(|&len| len > 0)
-            .map(|len| self.seal_slack() + deflate::compressed_bound(len) - len)
+            .map(|len| self.waiting_entry_bytes() + deflate::compressed_bound(len) - len)
             .sum();
         let blocks_after = self.blocks.len() + new_blocks;
         (
@@ -581,7 +581,7 @@ impl Arena {
             .fold((0usize, 0usize), |(n, sum), len| (n + 1, sum + len));
         let blocks_after = self.blocks.len().saturating_add(count);
         let lanes_after = lanes_at_most.max(self.open_of.len());
-        let per_block = self.seal_slack() + deflate::compressed_bound(0);
+        let per_block = self.waiting_entry_bytes() + deflate::compressed_bound(0);
         let slack = count
             .saturating_add(open_blocks)
             .saturating_mul(per_block)
@@ -598,9 +598,10 @@ impl Arena {
         )
     }
 
-    /// What a block waiting for its seal job costs besides its text (0 when
-    /// blocks are sealed in place).
-    fn seal_slack(&self) -> usize {
+    /// What a block left to a seal job costs in the list of those waiting,
+    /// besides its text (`unsealed_bytes`; 0 when blocks are sealed in
+    /// place).
+    fn waiting_entry_bytes(&self) -> usize {
         match self.defers_seals {
             true => UNSEALED_ENTRY,
             false => 0,
