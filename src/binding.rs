@@ -465,13 +465,7 @@ impl BlockStorage for JsBlockStorage {
     fn get(&self, key: u64) -> Option<Vec<u8>> {
         let key = JsValue::from_f64(key as f64);
         let value = self.get.call1(&self.target, &key).ok()?;
-        if let Some(buffer) = value.dyn_ref::<js_sys::ArrayBuffer>() {
-            return Some(Uint8Array::new(buffer).to_vec());
-        }
-        value
-            .dyn_into::<Uint8Array>()
-            .ok()
-            .map(|bytes| bytes.to_vec())
+        byte_view(&value).map(|bytes| bytes.to_vec())
     }
 }
 
@@ -503,15 +497,20 @@ fn config_from(options: Options, block_storage: Option<BlockStorageRef>) -> Resu
     })
 }
 
-/// A `Uint8Array`'s (a Node `Buffer`'s) or an `ArrayBuffer`'s bytes; else
-/// 400 naming `name` (wasm-bindgen would read an `ArrayBuffer` as no bytes).
-fn bytes_of(value: &JsValue, name: &str) -> Result<Vec<u8>, Error> {
-    if let Some(buffer) = value.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Ok(Uint8Array::new(buffer).to_vec());
+/// A `Uint8Array` (a Node `Buffer`), or a view of a whole `ArrayBuffer`
+/// (wasm-bindgen would read an `ArrayBuffer` as no bytes); else `None`.
+fn byte_view(value: &JsValue) -> Option<Uint8Array> {
+    match value.dyn_ref::<js_sys::ArrayBuffer>() {
+        Some(buffer) => Some(Uint8Array::new(buffer)),
+        None => value.dyn_ref::<Uint8Array>().cloned(),
     }
-    value
-        .dyn_ref::<Uint8Array>()
-        .map(Uint8Array::to_vec)
+}
+
+/// A `Uint8Array`'s or an `ArrayBuffer`'s bytes (`byte_view`); else 400
+/// naming `name`.
+fn bytes_of(value: &JsValue, name: &str) -> Result<Vec<u8>, Error> {
+    byte_view(value)
+        .map(|bytes| bytes.to_vec())
         .ok_or_else(|| Error::invalid(name, "must be a Uint8Array or an ArrayBuffer"))
 }
 
@@ -1478,11 +1477,7 @@ impl JsLogEndpoints {
         let jobs = self.inner.borrow_mut().take_seal_jobs()?;
         // A wasm32 memory holds less than 4 GiB.
         let len = jobs.len() as u32;
-        let spare = match spare.dyn_ref::<js_sys::ArrayBuffer>() {
-            Some(buffer) => Some(Uint8Array::new(buffer)),
-            None => spare.dyn_into::<Uint8Array>().ok(),
-        };
-        let out = match spare {
+        let out = match byte_view(&spare) {
             Some(spare) if spare.length() >= len => spare.subarray(0, len),
             _ => Uint8Array::new_with_length(len),
         };
