@@ -167,5 +167,76 @@ pub fn run_all<D: Driver>() -> Vec<String> {
             }
         }
     }
+    failures.extend(strings_at_every_offset::<D>());
+    failures
+}
+
+/// Edge entries whose strings hold an escape, or a control byte (which
+/// JSON refuses), after 0 to 39 plain bytes, so that each falls at every
+/// place of the reader's 8- and 16-byte steps: the escapes read back
+/// decoded, and every entry with a control byte is refused.
+fn strings_at_every_offset<D: Driver>() -> Vec<String> {
+    const ESCAPES: [(&str, &str); 5] = [
+        (r#"\""#, "\""),
+        (r"\\", "\\"),
+        (r"\u00e9", "é"),
+        (r"\n", "\n"),
+        (r"\/", "/"),
+    ];
+    const PLAIN: usize = 40;
+    let fixture: Value = serde_json::from_str(FIXTURES[1].1).expect("fixture JSON");
+    let mut driver = D::new(&[FIXTURE_KEY], now_ms(&fixture));
+    let mut failures = Vec::new();
+    let line = |id: &str, project: &str, message: &str, header: &str| {
+        format!(
+            r#"{{"id":"{id}","timestamp":"2026-11-20T12:00:00Z","project":"{project}","event_message":"{message}","metadata":[{{"request":[{{"url":"https://{project}.supabase.co/{message}","path":"/rest/v1/x","headers":[{{"user_agent":"{header}"}}]}}]}}]}}"#
+        )
+    };
+    for (kind, (escape, decoded)) in ESCAPES.iter().enumerate() {
+        let project = format!("strings-{kind}");
+        let mut lines = Vec::new();
+        for plain in 0..PLAIN {
+            let message = format!("{}{escape}b", "a".repeat(plain));
+            lines.push(line(
+                &format!("{kind}-{plain}"),
+                &project,
+                &message,
+                &message,
+            ));
+            // A tab or a 0x01 as it is, in a field read and in one skipped.
+            let control = ["\t", "\u{1}"][plain % 2];
+            let bad = format!("{}{control}b", "a".repeat(plain));
+            lines.push(line("bad", &project, &bad, "ok"));
+            lines.push(line("bad", &project, "ok", &bad));
+        }
+        let report = driver.ingest("edge_logs", &lines.join("\n"));
+        let refused: Vec<u64> = report["rejected"]
+            .as_array()
+            .map(|r| r.iter().filter_map(|r| r["index"].as_u64()).collect())
+            .unwrap_or_default();
+        let bad_lines: Vec<u64> = (0..lines.len() as u64).filter(|i| i % 3 != 0).collect();
+        if report["accepted"] != PLAIN || refused != bad_lines {
+            failures.push(format!("strings {escape}: ingest said {report}"));
+        }
+        let params = serde_json::json!({ "project": project, "project_tier": "FREE" });
+        let Outcome::Rows(body) = driver.query("logs.all", &params, Some(FIXTURE_KEY)) else {
+            failures.push(format!("strings {escape}: logs.all failed"));
+            continue;
+        };
+        let rows = body["result"].as_array().cloned().unwrap_or_default();
+        for plain in 0..PLAIN {
+            let id = format!("{kind}-{plain}");
+            let want = format!("{}{decoded}b", "a".repeat(plain));
+            let row = rows.iter().find(|r| r["id"] == id.as_str());
+            let message = row.map(|r| &r["event_message"]);
+            let url = row.map(|r| &r["metadata"][0]["request"][0]["url"]);
+            let want_url = format!("https://{project}.supabase.co/{want}");
+            if message.and_then(Value::as_str) != Some(want.as_str())
+                || url.and_then(Value::as_str) != Some(want_url.as_str())
+            {
+                failures.push(format!("strings {id}: read {row:?}, expected {want:?}"));
+            }
+        }
+    }
     failures
 }
