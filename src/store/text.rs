@@ -1089,28 +1089,40 @@ fn compressed_bytes(arena: &Arena, index: usize) -> Option<Cow<'_, [u8]>> {
 /// writes one back (lowercase, hyphenated), so that it reads back the same.
 fn canonical_uuid(id: &str) -> Option<[u8; 16]> {
     // Read by hand: parsing with `uuid` and writing it back to compare took
-    // 2% of edge ingest, for a check made twice per entry.
+    // 2% of edge ingest, for a check made twice per entry. A table and one
+    // test at the end, instead of a branch per character, read a million
+    // ids natively in 31 ms against 114.
+    const PAIRS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
     let text: &[u8; 36] = id.as_bytes().try_into().ok()?;
     let mut bytes = [0u8; 16];
-    let mut nibbles = 0usize;
-    for (at, &char) in text.iter().enumerate() {
-        if matches!(at, 8 | 13 | 18 | 23) {
-            if char != b'-' {
-                return None;
-            }
-            continue;
-        }
-        let nibble = match char {
-            b'0'..=b'9' => char - b'0',
-            b'a'..=b'f' => char - b'a' + 10,
-            _ => return None,
-        };
-        let byte = bytes.get_mut(nibbles / 2)?;
-        *byte = *byte << 4 | nibble;
-        nibbles += 1;
+    let nibble = |at: usize| {
+        let char = text.get(at).copied().unwrap_or_default();
+        NIBBLE.get(usize::from(char)).copied().unwrap_or(0xff)
+    };
+    let mut invalid = 0u8;
+    for (byte, at) in bytes.iter_mut().zip(PAIRS) {
+        let (high, low) = (nibble(at), nibble(at + 1));
+        invalid |= high | low;
+        *byte = high << 4 | low & 15;
     }
-    Some(bytes)
+    let dashes = [8, 13, 18, 23]
+        .iter()
+        .all(|&at| text.get(at) == Some(&b'-'));
+    (invalid & 0xf0 == 0 && dashes).then_some(bytes)
 }
+
+/// Each byte's value as a lowercase hex digit, or 0xff for any other.
+// Indexing in a constant fails the build, never a run.
+#[allow(clippy::indexing_slicing)]
+static NIBBLE: [u8; 256] = {
+    let mut table = [0xffu8; 256];
+    let mut digit = 0;
+    while digit < 16 {
+        table[b"0123456789abcdef"[digit] as usize] = digit as u8;
+        digit += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
