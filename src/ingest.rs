@@ -1247,7 +1247,7 @@ fn edge_entry_in_one_pass(raw: &str) -> Option<EntryHead<'_, EdgeMetadataRead<'_
     let mut seen = [false; HEAD_FIELDS.len()];
     let mut first = true;
     while let Some(key) = scan.next_member(std::mem::take(&mut first))? {
-        let Some(field) = HEAD_FIELDS.iter().position(|&name| key.is(name)) else {
+        let Some(field) = HEAD_FIELDS.iter().position(|&name| name == key) else {
             scan.skip()?;
             continue;
         };
@@ -1317,7 +1317,7 @@ fn edge_record<'a>(scan: &mut Scan<'a>) -> Option<EdgeMetadata<'a>> {
     let mut request = None;
     let mut first = true;
     while let Some(key) = scan.next_member(std::mem::take(&mut first))? {
-        match key.is("request") {
+        match key == "request" {
             // serde refuses a field named twice.
             true if request.is_some() => return None,
             true => request = Some(repeated(scan, edge_request)?),
@@ -1337,13 +1337,13 @@ fn edge_request<'a>(scan: &mut Scan<'a>) -> Option<EdgeRequest<'a>> {
     let (mut url, mut path) = (None, None);
     let mut first = true;
     while let Some(key) = scan.next_member(std::mem::take(&mut first))? {
-        let slot = match () {
-            () if key.is("url") => &mut url,
-            () if key.is("path") => &mut path,
-            () => {
-                scan.skip()?;
-                continue;
-            }
+        let slot = if key == "url" {
+            &mut url
+        } else if key == "path" {
+            &mut path
+        } else {
+            scan.skip()?;
+            continue;
         };
         if slot.is_some() {
             return None;

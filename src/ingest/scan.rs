@@ -2,8 +2,10 @@
 //! edge entry's one-pass read (`edge_entry_in_one_pass`) walks, in place of
 //! serde_json's generic reader, whose per-token work took most of an edge
 //! entry's reading in wasm. It accepts only what serde_json accepts, and
-//! reads it the same way, or gives up (`None`): the caller then reads the
-//! entry with serde_json, which says what is wrong as it always did.
+//! reads it the same way, or gives up (`None`; the caller gives up on some
+//! serde_json reads, such as a record written as an array): the caller
+//! then reads the entry with serde_json, which says what is wrong as it
+//! always did.
 //!
 //! Values not read are skipped as serde_json skips them: strings without
 //! control characters and with valid escapes (a `\u` escape's four hex
@@ -35,14 +37,6 @@ impl<'a> Quoted<'a> {
         serde_json::from_str::<String>(&format!("\"{}\"", self.inner))
             .ok()
             .map(Cow::Owned)
-    }
-
-    /// Whether it stands for `name` (which holds nothing JSON escapes).
-    pub(super) fn is(self, name: &str) -> bool {
-        match self.escaped {
-            false => self.inner == name,
-            true => self.decoded().is_some_and(|key| key == name),
-        }
     }
 }
 
@@ -94,13 +88,16 @@ fn run_end(bytes: &[u8], at: usize) -> usize {
 mod simd {
     use std::arch::wasm32::{u8x16_bitmask, u8x16_eq, u8x16_lt, u8x16_splat, v128, v128_or};
 
-    /// The run's end if it is within the whole 16-byte chunks from `at`,
-    /// else where those chunks end.
+    /// `Ok(end)`: the run's end, within the whole 16-byte chunks from `at`;
+    /// `Err(from)`: it is past them, and the 8-byte steps go on from
+    /// `from`, where they end.
     pub(super) fn run_end(bytes: &[u8], at: usize) -> Result<usize, usize> {
         let rest = bytes.get(at..).unwrap_or_default();
         let mut chunks = rest.chunks_exact(16);
         for (index, chunk) in chunks.by_ref().enumerate() {
-            let v: v128 = bytemuck::pod_read_unaligned(chunk);
+            let Ok(v) = bytemuck::try_pod_read_unaligned::<v128>(chunk) else {
+                return Err(at + index * 16);
+            };
             let quote = u8x16_eq(v, u8x16_splat(b'"'));
             let backslash = u8x16_eq(v, u8x16_splat(b'\\'));
             let control = u8x16_lt(v, u8x16_splat(0x20));
@@ -113,8 +110,8 @@ mod simd {
     }
 }
 
-/// What a container the skipper is in holds: arrays and objects, deepest
-/// last, the first 128 levels as bits and any deeper in a list.
+/// The kinds of the containers `Scan::skip` is inside (object or array),
+/// innermost last: the first 128 levels as bits, any deeper in a list.
 #[derive(Default)]
 struct Nesting {
     depth: usize,
@@ -234,23 +231,18 @@ impl<'a> Scan<'a> {
     }
 
     /// Steps to the next member of the object the cursor is in, after `{`
-    /// (`first`) or after a member's value: its key, or `Some(None)` past
-    /// the closing `}`.
+    /// (`first`) or after a member's value: its key, decoded (serde_json
+    /// matches keys as they decode, and refuses the entry for one that does
+    /// not), or `Some(None)` past the closing `}`.
     #[inline]
-    pub(super) fn next_member(&mut self, first: bool) -> Option<Option<Quoted<'a>>> {
+    pub(super) fn next_member(&mut self, first: bool) -> Option<Option<Cow<'a, str>>> {
         if self.eat(b'}') {
             return Some(None);
         }
         if !first && !self.eat(b',') {
             return None;
         }
-        let key = self.key()?;
-        // serde_json decodes the keys it matches: one it cannot decode
-        // refuses the entry.
-        if key.escaped {
-            key.decoded()?;
-        }
-        Some(Some(key))
+        self.key()?.decoded().map(Some)
     }
 
     /// Steps to the next element of the array the cursor is in, after `[`
