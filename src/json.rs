@@ -2,6 +2,7 @@
 //! the raw text it arrived as; other rows derive `Serialize` and are written
 //! by `push_value`), and reading an object's fields in their order with their
 //! values unparsed. What is written is byte for byte what serde_json writes.
+//! Also what JSON counts as whitespace, for the readers that step over it.
 
 use std::marker::PhantomData;
 
@@ -9,6 +10,11 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Impossible, Serialize, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde_json::ser::{CompactFormatter, Formatter};
 use serde_json::value::RawValue;
+
+/// JSON's whitespace (not a form feed, which `is_ascii_whitespace` counts).
+pub(crate) fn is_json_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
 
 /// Whether JSON writes `byte` as an escape (serde_json's set: `"`, `\\` and
 /// the control characters).

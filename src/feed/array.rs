@@ -8,6 +8,7 @@
 use serde_json::value::RawValue;
 
 use crate::error::Result;
+use crate::json::is_json_space;
 
 /// The most bytes one value of a stream (`ArrayReader::stream`) is held
 /// in before it is whole: more is one object around a whole file (an API
@@ -82,7 +83,7 @@ impl ArrayReader {
         let mut at = 0;
         let progress = loop {
             let rest = self.unread.get(at..).unwrap_or_default();
-            let blank = rest.iter().take_while(|&&b| is_json_blank(b)).count();
+            let blank = rest.iter().take_while(|&&b| is_json_space(b)).count();
             at += blank;
             let rest = rest.get(blank..).unwrap_or_default();
             let Some(&next) = rest.first() else {
@@ -119,7 +120,7 @@ impl ArrayReader {
                             // A number last in a stream is whole at its end, unless the input broke off there.
                             let whole =
                                 self.is_stream() && (ends_closed || input_end == Some(false));
-                            if after.iter().all(|&b| is_json_blank(b)) && !whole {
+                            if after.iter().all(|&b| is_json_space(b)) && !whole {
                                 // What follows has not arrived: whole or not is not known yet.
                                 self.retry_at = self.unread.len() - at + 1;
                                 break Progress::Open;
@@ -164,11 +165,6 @@ impl ArrayReader {
             (progress, _) => progress,
         })
     }
-}
-
-/// JSON's whitespace (not a form feed, which `is_ascii_whitespace` counts).
-fn is_json_blank(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// Whether `error` was found at the last byte of `text` (serde_json counts

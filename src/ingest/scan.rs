@@ -14,6 +14,8 @@
 
 use std::borrow::Cow;
 
+use crate::json::is_json_space;
+
 pub(super) struct Scan<'a> {
     text: &'a str,
     at: usize,
@@ -38,10 +40,6 @@ impl<'a> Quoted<'a> {
             .ok()
             .map(Cow::Owned)
     }
-}
-
-fn is_json_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// The bytes of a word (its eight read little-endian) that end a run of a
