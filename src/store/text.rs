@@ -286,6 +286,19 @@ fn starts_a_block(len: usize, more: usize) -> bool {
     len > 0 && len + more.max(1) > BLOCK_BYTES
 }
 
+/// Capacity a lane's new block starts with when the block before it
+/// (holding `full`) was sealed because the next record would pass it: a
+/// block's when that one held at least half a block, so that a busy lane,
+/// which fills a block within a batch, writes its next one without growing
+/// it record by record (realloc's copying was a twelfth of wasm edge
+/// ingest's main thread); none otherwise, to grow as records come.
+fn capacity_after_full(full: usize) -> usize {
+    match full >= BLOCK_BYTES / 2 {
+        true => BLOCK_BYTES,
+        false => 0,
+    }
+}
+
 /// Capacity an open block grows to so that `more` bytes fit: half again
 /// (a block is small and fills record by record), never past a block
 /// (unless one record is longer). Doubling instead copied less (realloc's
@@ -527,9 +540,11 @@ impl Arena {
                     }
                     false => bytes + deflate::compressed_bound(*len) - *capacity,
                 };
-                (*len, *capacity) = (0, 0);
-            }
-            if *len == 0 && *capacity == 0 {
+                let started = capacity_after_full(*len);
+                bytes += started;
+                (*len, *capacity) = (0, started);
+                new_blocks += 1;
+            } else if *len == 0 && *capacity == 0 {
                 new_blocks += 1;
             }
             let grown_to = open_capacity(*len, *capacity, text);
@@ -565,7 +580,8 @@ impl Arena {
     /// open before) adds at most deflate's slack over its text, as `after`
     /// counts it; and an open block's capacity is at most half again its text
     /// after growing (`open_capacity`), so a batch grows open blocks by at
-    /// most half again its text and half the text they held. Sums saturate:
+    /// most half again its text and half the text they held, and by a block
+    /// for each one started after a full one. Sums saturate:
     /// a bound never wraps below the exact count.
     pub(crate) fn after_bound(
         &self,
@@ -586,9 +602,14 @@ impl Arena {
             .saturating_add(open_blocks)
             .saturating_mul(per_block)
             .saturating_add(open.saturating_add(pushed) / 1024);
+        // A block started after a full one (`capacity_after_full`) follows
+        // one sealed with half a block of the open or pushed text at least,
+        // and holds a block more than growing would have made it at most.
+        let started = open.saturating_add(pushed).saturating_mul(2);
         let growth = pushed
             .saturating_add(pushed.div_ceil(2))
-            .saturating_add(open.div_ceil(2));
+            .saturating_add(open.div_ceil(2))
+            .saturating_add(started);
         (
             blocks_after,
             self.heap_bytes()
@@ -747,13 +768,15 @@ impl Arena {
             Some(Block::Open(text)) => Some(text.len()),
             _ => None,
         };
-        if open_len.is_some_and(|open| starts_a_block(open, len)) {
+        let mut started = 0;
+        if let Some(open) = open_len.filter(|&open| starts_a_block(open, len)) {
             self.seal(index as usize);
             index = NO_BLOCK;
+            started = capacity_after_full(open);
         }
         if index == NO_BLOCK || open_len.is_none() {
             super::columns::grow(&mut self.blocks, 1);
-            self.blocks.push(Block::Open(Vec::new()));
+            self.blocks.push(Block::Open(Vec::with_capacity(started)));
             index = (self.blocks.len() - 1) as u32;
             if let Some(slot) = self.open_of.get_mut(lane) {
                 *slot = index;
@@ -1246,6 +1269,59 @@ mod tests {
             // Many lanes left open for `compact` to seal.
             let wide: Vec<(usize, String)> = (0..5000).map(|lane| (lane, String::new())).collect();
             predicted(&arena, &wide);
+        }
+    }
+
+    #[test]
+    fn busy_lanes_start_blocks_whole_and_the_predictions_count_them() {
+        for defer in [false, true] {
+            let mut arena = Arena::default();
+            arena.defer_seals(defer);
+            // Lanes 0..8 fill a block and a half within each batch, lane 8
+            // sends little, and lane 9's records alternate between under
+            // and over half a block: its block of the shorter one is full
+            // with less than half a block, and the next starts empty.
+            let batch: Vec<(usize, String)> = (0..8)
+                .flat_map(|lane| {
+                    (0..100).map(move |i| (lane, format!("{lane}:{i}:{}", "x".repeat(1000))))
+                })
+                .chain((0..3).map(|i| (8, format!("quiet {i}"))))
+                .chain([30_000, 40_000].map(|len| (9, "h".repeat(len))))
+                .collect();
+            for _ in 0..3 {
+                let predicted = predicted(&arena, &batch);
+                for (lane, text) in &batch {
+                    arena.push(*lane, text);
+                }
+                assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
+                assert!(
+                    predicted.1 >= arena.heap_bytes(),
+                    "{predicted:?} {}",
+                    arena.heap_bytes()
+                );
+            }
+            for lane in 0..8 {
+                assert_eq!(
+                    arena_open(&arena, lane).map(|(_, cap)| cap),
+                    Some(BLOCK_BYTES)
+                );
+            }
+            assert!(arena_open(&arena, 8).is_some_and(|(_, cap)| cap < 1000));
+            // Blocks all but full, then a short record each: blocks started
+            // whole hold little text, where `after_bound` grows least.
+            let mut tight = Arena::default();
+            tight.defer_seals(defer);
+            let lanes = 50;
+            let full: Vec<(usize, String)> = (0..lanes)
+                .flat_map(|lane| (0..64).map(move |_| (lane, "f".repeat(BLOCK_BYTES / 64 - 3))))
+                .collect();
+            push_predicted(&mut tight, &full);
+            assert!(arena_open(&tight, 0).is_some_and(|(len, _)| len > BLOCK_BYTES - 100));
+            let short: Vec<(usize, String)> =
+                (0..lanes).map(|lane| (lane, "s".repeat(100))).collect();
+            push_predicted(&mut tight, &short);
+            assert_eq!(arena_open(&tight, 0).map(|(_, cap)| cap), Some(BLOCK_BYTES));
+            assert!(arena_open(&arena, 9).is_some_and(|(_, cap)| cap < BLOCK_BYTES));
         }
     }
 
