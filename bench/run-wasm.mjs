@@ -1,5 +1,6 @@
 // The wasm half of the benchmark, in its own Node process (so its peak memory is
-// its own): ingests the NDJSON files in ~32 MiB batches cut at line ends, with
+// its own): ingests the NDJSON files in ~32 MiB batches cut at line ends (read
+// into the module's own memory, `batchBuffer`), with
 // the package's SealWorker on the second core compressing edge entries' text
 // blocks (as the CLI does) and reading every other batch of function rows
 // (which have no text to compress), runs the plan uncached and cached, times
@@ -31,7 +32,6 @@ async function ingestFile(stream, path) {
   const t0 = performance.now();
   const fd = openSync(path, "r");
   const size = fstatSync(fd).size;
-  const buffer = Buffer.alloc(BATCH_BYTES);
   let filled = 0;
   let entries = 0;
   const counted = (report) => {
@@ -41,7 +41,9 @@ async function ingestFile(stream, path) {
   // The batch the worker is reading (function rows: every other one).
   let reading = null;
   for (let batch = 0; ; batch++) {
-    const read = readSync(fd, buffer, filled, buffer.length - filled, null);
+    // Asked for again each time: a call into the module may have moved it.
+    let buffer = svc.batchBuffer(BATCH_BYTES);
+    const read = readSync(fd, buffer, filled, BATCH_BYTES - filled, null);
     filled += read;
     const eof = read === 0;
     if (filled === 0) break;
@@ -50,12 +52,13 @@ async function ingestFile(stream, path) {
     if (stream === "function_edge_logs" && batch % 2 === 0) {
       reading = sealer.read(stream, buffer.subarray(0, end));
     } else {
-      counted(svc.ingest(stream, buffer.subarray(0, end)));
+      counted(svc.ingestBuffer(stream, end));
       sealer.pump();
       if (reading) counted(await reading);
       reading = null;
     }
-    buffer.copy(buffer, 0, end, filled);
+    buffer = svc.batchBuffer(BATCH_BYTES);
+    buffer.copyWithin(0, end, filled);
     filled -= end;
     if (eof && filled === 0) break;
   }

@@ -91,9 +91,11 @@ export class SealWorker {
         resolve(this.#service.ingest(stream, batch));
         return;
       }
-      const job = this.#service.readJob(stream);
-      // A copy the worker owns: the caller may reuse its buffer at once.
+      // A copy the worker owns: the caller may reuse its buffer at once. Made
+      // first, so that a view of the module's memory (`batchBuffer`) is read
+      // before a call into the module can move it.
       const bytes = text ? new TextEncoder().encode(batch) : new Uint8Array(batch);
+      const job = this.#service.readJob(stream);
       const id = ++this.#lastRead;
       this.#reads.set(id, { stream, resolve, reject });
       this.#readPort.ref();

@@ -445,6 +445,11 @@ impl LogEndpoints {
         service
     }
 
+    /// The limits it works to (as configured, capped where the store must).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The answer of `GET /health`: 503 when no ingest key or no query key
     /// is configured (the worker's settings `INGEST_KEYS`, `API_KEYS`).
     pub fn health(&self) -> HttpAnswer {

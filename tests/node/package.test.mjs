@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { LogEndpoints, LogFeed, SealWorker } from "log-endpoints";
-import { generate, projectRefs } from "../../scripts/generate-logs.mjs";
+import { generate, ndjson, projectRefs } from "../../scripts/generate-logs.mjs";
 
 const NOW = Date.parse("2026-11-20T12:00:00Z");
 const [project] = projectRefs();
@@ -289,6 +289,38 @@ test("takeSealJobs writes the jobs into a spare buffer long enough, and makes a 
   reusing.ingest("edge_logs", [...generate({ stream: "edge_logs", count: 5000, endMs: NOW, spanMs: 3600e3, seed: 4 })]);
   const handedBack = new ArrayBuffer(own.length * 4);
   assert.equal(reusing.takeSealJobs(handedBack).buffer, handedBack);
+});
+
+test("batchBuffer lends the module's memory to read a batch into, ingestBuffer ingests it as ingest would; bad lengths are named", () => {
+  const options = { apiKeys: ["secret"], now: NOW, limits: { maxBatchBytes: 4 << 20 } };
+  const [buffered, copied] = [0, 1].map(() => new LogEndpoints(options));
+  const text = new TextEncoder().encode(ndjson(generate({ stream: "edge_logs", count: 4000, endMs: NOW, spanMs: 2 * 3600e3 })));
+  // Batches cut at line ends, each carried over part as a host reading a file would.
+  const batchBytes = 100_000;
+  let filled = 0;
+  let at = 0;
+  while (at < text.length || filled > 0) {
+    const view = buffered.batchBuffer(batchBytes);
+    assert.equal(view.length, batchBytes);
+    const take = Math.min(batchBytes - filled, text.length - at);
+    view.set(text.subarray(at, at + take), filled);
+    at += take;
+    filled += take;
+    const end = at === text.length ? filled : view.lastIndexOf(10, filled - 1) + 1;
+    const batch = view.slice(0, end);
+    assert.deepEqual(buffered.ingestBuffer("edge_logs", end), copied.ingest("edge_logs", batch));
+    // The view may be stale after a call into the module: asked for again, it holds the bytes.
+    const again = buffered.batchBuffer(batchBytes);
+    assert.deepEqual(again.subarray(0, end), batch);
+    again.copyWithin(0, end, filled);
+    filled -= end;
+  }
+  assert.equal(buffered.stats().edgeEntries, 4000);
+  assert.deepEqual(buffered.snapshot(), copied.snapshot());
+  for (const [call, code] of [[() => buffered.batchBuffer((4 << 20) + 1), "invalid_parameter"], [() => buffered.ingestBuffer("edge_logs", batchBytes + 1), "invalid_parameter"]]) {
+    assert.throws(call, (e) => e.status === 400 && e.code === code && /length/.test(e.message));
+  }
+  assert.throws(() => buffered.ingestBuffer("nope", 10), (e) => e.status === 400 && e.code === "unknown_stream");
 });
 
 test("SealWorker.read reads batches on a second thread: the reports, errors, answers and entries ingest gives", async () => {
