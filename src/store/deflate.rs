@@ -3,7 +3,7 @@
 //! dictionary does in zlib. Deflate's Huffman stage codes the hex ids,
 //! addresses and numbers that LZ4 keeps as literals: a block comes to about
 //! half of LZ4's bytes. zlib-rs (a pure-Rust port of zlib-ng, with a safe
-//! API) compresses (at `LEVEL` or `SMALL_LEVEL`) and decodes: logs.all
+//! API) compresses (at `LEVEL`) and decodes: logs.all
 //! decodes its blocks a third faster than with miniz_oxide. Any level's
 //! stream decodes alike, so the level can change without a new snapshot
 //! version.
@@ -12,26 +12,22 @@ use std::cell::RefCell;
 
 use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
-/// zlib's level 3 for blocks of `SMALL_BLOCK` or more (full ones, the
-/// larger of those `compact` seals, and records longer than a block), and
-/// level 2 (zlib-ng's fast strategy, fewer matches tried) for smaller ones,
-/// most of which `compact` seals: each seal builds its own Huffman trees and
-/// primes the dictionary, so a small block costs more time for its bytes.
-/// Wasm edge ingest of the benchmark's 1M shard, which the second core's
-/// sealing had bounded, took 3.42–3.59 s against 3.57–3.69 s with level 4
-/// for all blocks, for a store 2.6% larger (`storeBytes` of the edge entries
-/// 121.4 MB against 118.3 MB; level 2 for all blocks: 3.29–3.56 s, 125.2
-/// MB). In the edge worker, whose batches are smaller, a full object's text
-/// in SQLite grew 6.8% (`bench/cold-start.mjs`: 63.2 MB against 59.1).
-/// Natively, on 64 KiB of the benchmark's NDJSON, level 3 deflates 1.3× as
-/// fast as 4 for 8% more bytes, level 2 1.6× for 16% more.
-const LEVEL: i32 = 3;
-const SMALL_LEVEL: i32 = 2;
-const SMALL_BLOCK: usize = 16 << 10;
+/// zlib's level 2 (zlib-ng's fast strategy) for every block. Level 3 for
+/// blocks of 16 KiB or more, with 2 below, made the store 3.1% smaller, but
+/// once the main thread no longer copied batches in (`batchBuffer`) the
+/// second core's sealing bounded wasm edge ingest of the benchmark's 1M
+/// shard: 2,907-2,975 ms against 3,105-3,194 (four alternated runs of
+/// each), for `storeBytes` of the edge entries of 124.8 MB against 121.0
+/// (0.20 of their NDJSON either way). Each seal builds its own Huffman
+/// trees and primes the dictionary, so a small block costs more time for
+/// its bytes whatever the level. Natively, on 64 KiB of the benchmark's
+/// NDJSON, level 3 deflates 1.3× as fast as 4 for 8% more bytes, level 2
+/// 1.6× for 16% more.
+const LEVEL: i32 = 2;
 
 // Level 1 (deflate_quick) writes fixed codes, which can pass
 // `compressed_bound`; levels 2 and up store a block that does not shrink.
-const _: () = assert!(LEVEL >= 2 && SMALL_LEVEL >= 2);
+const _: () = assert!(LEVEL >= 2);
 
 /// Raw deflate (no zlib header or checksum) with deflate's largest window,
 /// 32 KiB, half a block: a block's first 24 KiB can refer into the part of
@@ -80,11 +76,7 @@ fn primed_part(dictionary: &[u8], len: usize) -> &[u8] {
 /// blocks (found by the snapshot property test). Two stores given the same
 /// batches then wrote different snapshots.
 pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
-    let level = match block.len() < SMALL_BLOCK {
-        true => SMALL_LEVEL,
-        false => LEVEL,
-    };
-    let mut deflate = Deflate::new(level, false, WINDOW_BITS);
+    let mut deflate = Deflate::new(LEVEL, false, WINDOW_BITS);
     let dictionary = primed_part(dictionary, block.len());
     if !dictionary.is_empty() {
         deflate.set_dictionary(dictionary).ok()?;
