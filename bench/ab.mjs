@@ -15,10 +15,10 @@
 // --plan: the queries (default: the shard plan the last bench run wrote; the
 //   test command's smoke run writes a one-run plan). Each query first warms up
 //   on both builds by the benchmark's rule (plan.mjs, WARM_UP_MS).
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { closeSync, openSync, readSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { readPlan, warmUp } from "./plan.mjs";
+import { newestShard, readPlan, warmUp } from "./plan.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -33,15 +33,6 @@ const { values: args } = parseArgs({
 if (!args.a || !args.b) {
   console.error("usage: node bench/ab.mjs --a PKG_DIR --b PKG_DIR [--size N] [--data DIR] [--plan FILE] [--reps N]");
   process.exit(2);
-}
-
-/** The most recently generated shard data set of `size` entries per stream. */
-function newestShard(size) {
-  const root = "target/bench/data";
-  const suffix = `-shard-${size}`;
-  const dirs = existsSync(root) ? readdirSync(root).filter((name) => name.endsWith(suffix)) : [];
-  if (!dirs.length) throw new Error(`no ${root}/*${suffix}: run node bench/bench.mjs first, or pass --data`);
-  return dirs.map((name) => join(root, name)).sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs)[0];
 }
 
 const data = args.data ?? newestShard(args.size);

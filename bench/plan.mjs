@@ -8,7 +8,8 @@
 // `tenant-2000`; and "five", five projects (the busiest about half of the
 // traffic), as the earlier benchmark ran.
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { functionIds, projectRefs, tenants } from "../scripts/generate-logs.mjs";
 
 export const END_MS = Date.parse("2026-11-20T12:00:00Z");
@@ -222,4 +223,13 @@ export function splitLoad(loadMs, bytes, entries) {
   const total = bytes.edge_logs + bytes.function_edge_logs;
   const figures = (stream) => ({ ms: (loadMs * bytes[stream]) / total, bytes: bytes[stream], entries: entries[stream] });
   return { edge_logs: figures("edge_logs"), function_edge_logs: figures("function_edge_logs") };
+}
+
+/** The most recently generated shard data set of `size` entries per stream (its directory). */
+export function newestShard(size) {
+  const root = "target/bench/data";
+  const suffix = `-shard-${size}`;
+  const dirs = existsSync(root) ? readdirSync(root).filter((name) => name.endsWith(suffix)) : [];
+  if (!dirs.length) throw new Error(`no ${root}/*${suffix}: run node bench/bench.mjs first, or pass --data`);
+  return dirs.map((name) => join(root, name)).sort((x, y) => statSync(y).mtimeMs - statSync(x).mtimeMs)[0];
 }

@@ -29,9 +29,9 @@ export type Batch = readonly object[] | string | Uint8Array;
 export declare class LogEndpoints {
   constructor(options?: LogEndpointsOptions);
   ingest(stream: StreamName, batch: Batch): IngestReport;
-  /** `length` bytes in the module's own memory for the host to read a batch into (a file's next bytes), for `ingestBuffer`: no copy into the module. The bytes stay from call to call (new ones are zero); the view is good until the next call into the module (its memory may grow: then its length reads 0), so ask again. Throws 400 naming `length` past `maxBatchBytes`. */
+  /** `length` bytes in the module's own memory for the host to read a batch into (a file's next bytes), for `ingestBuffer`: no copy into the module. The bytes stay from call to call (any past an earlier, shorter length are zero). A view is good until the next call into the module (its memory may grow, and a longer buffer may move): ask again, and never use an earlier view. `batchBuffer(0)` gives the memory back. Throws 400 naming `length` for anything but a whole number up to `maxBatchBytes`, 413 `batch_too_large` when the module cannot hold it. */
   batchBuffer(length: number): Uint8Array;
-  /** `ingest`'s report for the first `length` bytes of the batch buffer (`batchBuffer`), which keeps all its bytes. Throws 400 naming `length` past the buffer. */
+  /** `ingest`'s report for the first `length` bytes of the batch buffer (`batchBuffer`), which keeps all its bytes. Throws 400 naming `length` for anything but a whole number up to the buffer's length. */
   ingestBuffer(stream: StreamName, length: number): IngestReport;
   /** Throws (401/403) unless `apiKey` is one of `ingestKeys`; 503 `no_api_keys` when there are none. */
   authorizeIngest(apiKey?: string | null): void;

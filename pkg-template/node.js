@@ -86,15 +86,17 @@ export class SealWorker {
   read(stream, batch) {
     // What throws here (the stream, the batch) rejects, as the worker's answers do.
     return new Promise((resolve, reject) => {
+      // A copy of bytes, made first: the caller may reuse its buffer at once,
+      // and a view of the module's memory (`batchBuffer`) is read before a
+      // call into the module can move it.
+      const copy = batch instanceof Uint8Array ? new Uint8Array(batch) : undefined;
       const text = typeof batch === "string";
-      if (this.#failed || this.#closing || !(text || batch instanceof Uint8Array)) {
-        resolve(this.#service.ingest(stream, batch));
+      if (this.#failed || this.#closing || !(text || copy)) {
+        resolve(this.#service.ingest(stream, copy ?? batch));
         return;
       }
-      // A copy the worker owns: the caller may reuse its buffer at once. Made
-      // first, so that a view of the module's memory (`batchBuffer`) is read
-      // before a call into the module can move it.
-      const bytes = text ? new TextEncoder().encode(batch) : new Uint8Array(batch);
+      // The worker owns what it is sent.
+      const bytes = copy ?? new TextEncoder().encode(batch);
       const job = this.#service.readJob(stream);
       const id = ++this.#lastRead;
       this.#reads.set(id, { stream, resolve, reject });

@@ -50,6 +50,9 @@ within 15 node bench/bench.mjs --smoke > /dev/null
 stage "bench/ab.mjs on the smoke run's data: the package against itself (the tool runs; one build on both sides, so it checks only that two stores of the same data answer alike, not the answers)"
 within 10 node bench/ab.mjs --a pkg --b pkg --size 100000 --reps 1 > /dev/null
 
+stage "bench/ingest-threads.mjs on the smoke run's edge entries (the tool runs, and takes every entry; no timing assertions)"
+within 5 node bench/ingest-threads.mjs --size 100000 > /dev/null
+
 stage "Node tests: package by name and installed from its tarball (Node, Deno, workerd, Chromium, tsc, CLI), edge worker on workerd, load check, browser page, wasm = native on random logs, constant-time keys, the benchmark peers' SQL on edge cases"
 # A test file that hangs fails after 10 minutes (Node 20 bounds each file, not each test),
 # named by its file, instead of holding CI until it is killed. The files are

@@ -509,23 +509,61 @@ fn byte_view(value: &JsValue) -> Option<Uint8Array> {
 /// A `Uint8Array`'s or an `ArrayBuffer`'s bytes (`byte_view`); else 400
 /// naming `name`.
 fn bytes_of(value: &JsValue, name: &str) -> Result<Vec<u8>, Error> {
-    byte_view(value)
-        .map(|bytes| bytes.to_vec())
-        .ok_or_else(|| Error::invalid(name, "must be a Uint8Array or an ArrayBuffer"))
+    let bytes = byte_view(value)
+        .ok_or_else(|| Error::invalid(name, "must be a Uint8Array or an ArrayBuffer"))?;
+    copied_in(&bytes, name)
 }
 
-/// Text as its UTF-8 bytes, or a `Uint8Array`'s bytes; `None` for anything else.
-fn text_or_bytes(value: &JsValue) -> Option<Vec<u8>> {
+/// A `Uint8Array`'s bytes, copied into the module. A view of the module's
+/// own memory (a `batchBuffer` view) detaches when the copy's allocation
+/// grows that memory, and js-sys' `to_vec` then keeps bytes it never
+/// wrote: such a view's copy is allocated first and its length read again.
+/// A view that moved is a 400 naming `name`.
+fn copied_in(bytes: &Uint8Array, name: &str) -> Result<Vec<u8>, Error> {
+    let own_memory = wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer();
+    if !js_sys::Object::is(&bytes.buffer(), &own_memory) {
+        return Ok(bytes.to_vec());
+    }
+    let len = bytes.length();
+    let mut copy = vec![0; len as usize];
+    if bytes.length() != len {
+        return Err(Error::invalid(
+            name,
+            "is a view of the module's own memory that moved as it was read: hand a batchBuffer view to ingestBuffer",
+        ));
+    }
+    bytes.copy_to(&mut copy);
+    Ok(copy)
+}
+
+/// A whole number of bytes (a JS number up to `u32::MAX`); else 400 naming
+/// `length`. Taken as a `JsValue`: wasm-bindgen's own conversion wraps
+/// numbers past 32 bits and reads `NaN` or `undefined` as 0.
+fn length_arg(value: &JsValue) -> Result<usize, Error> {
+    match value.as_f64() {
+        Some(n) if n >= 0.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0 => Ok(n as usize),
+        _ => Err(Error::invalid(
+            "length",
+            "must be a whole number of bytes, at most 4294967295",
+        )),
+    }
+}
+
+/// Text as its UTF-8 bytes, or a `Uint8Array`'s bytes (`copied_in`, naming
+/// `name`); `None` for anything else.
+fn text_or_bytes(value: &JsValue, name: &str) -> Option<Result<Vec<u8>, Error>> {
     match value.dyn_ref::<Uint8Array>() {
-        Some(bytes) => Some(bytes.to_vec()),
-        None => value.as_string().map(String::into_bytes),
+        Some(bytes) => Some(copied_in(bytes, name)),
+        None => value.as_string().map(|text| Ok(text.into_bytes())),
     }
 }
 
 /// A batch as UTF-8 bytes: an array of entries, a JSON/NDJSON string, or a `Uint8Array` of either.
 fn batch_bytes(batch: &JsValue) -> Result<Vec<u8>, Error> {
-    if let Some(bytes) = text_or_bytes(batch) {
-        return Ok(bytes);
+    if let Some(bytes) = text_or_bytes(batch, "batch") {
+        return bytes;
     }
     if Array::is_array(batch) {
         let text = JSON::stringify(batch).map_err(|e| Error::UnreadableBatch {
@@ -631,14 +669,13 @@ fn params_from(value: &JsValue) -> Result<Params, Error> {
 
 /// A request as the host passes it, with the parameters it carries.
 fn request_from(value: JsValue) -> Result<(HttpRequest, Params), Error> {
-    let body =
-        match js_sys::Reflect::get(&value, &"body".into()) {
-            Ok(body) if body.is_undefined() || body.is_null() => None,
-            Ok(body) => Some(text_or_bytes(&body).ok_or_else(|| {
-                Error::invalid("params", "a POST body must be text or a Uint8Array")
-            })?),
-            Err(_) => None,
-        };
+    let body = match js_sys::Reflect::get(&value, &"body".into()) {
+        Ok(body) if body.is_undefined() || body.is_null() => None,
+        Ok(body) => Some(text_or_bytes(&body, "params").ok_or_else(|| {
+            Error::invalid("params", "a POST body must be text or a Uint8Array")
+        })??),
+        Err(_) => None,
+    };
     let mut request: HttpRequest = from_js(value, |e| {
         Error::InvalidConfig {
         reason: format!(
@@ -863,25 +900,31 @@ impl JsLogEndpoints {
     /// `batchBuffer(length)` → a `Uint8Array` of `length` bytes in the
     /// module's own memory, for the host to read a batch into (a file's
     /// next bytes) and hand to `ingestBuffer` without a copy into the
-    /// module: 32 MiB batches copied in took a twentieth of the main
-    /// thread's time in wasm edge ingest. The bytes stay from call to call
-    /// (new ones are zero), but the view is only good until the next call
-    /// into the module, whose memory may grow: then its length reads 0, so
-    /// ask again. Throws 400 naming `length` past the `maxBatchBytes` limit.
+    /// module. The bytes stay from call to call (any past an earlier,
+    /// shorter length are zero). A view is good until the next call into
+    /// the module: its memory may grow (the view's length then reads 0), and
+    /// a longer buffer may move, so ask again and never use an earlier view.
+    /// `batchBuffer(0)` gives the buffer's memory back. Throws 400 naming
+    /// `length` for anything but a whole number up to the `maxBatchBytes`
+    /// limit, and 413 `batch_too_large` when the module cannot hold it.
     #[wasm_bindgen(js_name = batchBuffer)]
-    pub fn batch_buffer(&mut self, length: usize) -> Result<Uint8Array, JsValue> {
+    pub fn batch_buffer(&mut self, length: JsValue) -> Result<Uint8Array, JsValue> {
+        let length = length_arg(&length)?;
         let limit = self.inner.borrow().limits().max_batch_bytes;
         if length > limit {
             Err(Error::invalid(
                 "length",
-                format!("is {length} bytes, more than the maxBatchBytes limit ({limit})"),
+                format!("is {length} bytes, more than the limit of {limit} bytes (maxBatchBytes)"),
             ))?;
         }
         let buffer = &mut self.batch_buffer;
+        if length == 0 {
+            *buffer = Vec::new();
+        }
         buffer
             .try_reserve_exact(length.saturating_sub(buffer.len()))
-            .map_err(|_| {
-                Error::invalid("length", format!("{length} bytes do not fit in memory"))
+            .map_err(|_| Error::BatchTooLarge {
+                reason: format!("a batch buffer of {length} bytes does not fit in the module's memory; read smaller batches"),
             })?;
         buffer.resize(length, 0);
         let memory = wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>();
@@ -895,10 +938,12 @@ impl JsLogEndpoints {
 
     /// `ingestBuffer(stream, length)` → `ingest(stream, batch)`'s report for
     /// the first `length` bytes of the batch buffer (`batchBuffer`), which
-    /// keeps all its bytes. Throws 400 naming `length` past the buffer.
+    /// keeps all its bytes. Throws 400 naming `length` for anything but a
+    /// whole number up to the buffer's length.
     #[wasm_bindgen(js_name = ingestBuffer)]
-    pub fn ingest_buffer(&mut self, stream: JsValue, length: usize) -> Result<JsValue, JsValue> {
+    pub fn ingest_buffer(&mut self, stream: JsValue, length: JsValue) -> Result<JsValue, JsValue> {
         let stream = text_arg(&stream, "stream")?;
+        let length = length_arg(&length)?;
         let held = self.batch_buffer.len();
         let batch = self.batch_buffer.get(..length).ok_or_else(|| {
             Error::invalid(
@@ -1917,8 +1962,8 @@ impl JsLogFeed {
     /// wasm-bindgen's own conversion read a string as other bytes, and its
     /// entries were refused as not JSON.
     pub fn push(&mut self, bytes: JsValue) -> Result<(), JsValue> {
-        let piece = text_or_bytes(&bytes)
-            .ok_or_else(|| Error::invalid("bytes", "must be a Uint8Array or a string"))?;
+        let piece = text_or_bytes(&bytes, "bytes")
+            .ok_or_else(|| Error::invalid("bytes", "must be a Uint8Array or a string"))??;
         Ok(self.feed.push(&mut self.service.borrow_mut(), &piece)?)
     }
 

@@ -13,16 +13,17 @@ use std::cell::RefCell;
 use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
 /// zlib's level 2 (zlib-ng's fast strategy) for every block. Level 3 for
-/// blocks of 16 KiB or more, with 2 below, made the store 3.1% smaller, but
-/// once the main thread no longer copied batches in (`batchBuffer`) the
-/// second core's sealing bounded wasm edge ingest of the benchmark's 1M
-/// shard: 2,907-2,975 ms against 3,105-3,194 (four alternated runs of
-/// each), for `storeBytes` of the edge entries of 124.8 MB against 121.0
-/// (0.20 of their NDJSON either way). Each seal builds its own Huffman
-/// trees and primes the dictionary, so a small block costs more time for
-/// its bytes whatever the level. Natively, on 64 KiB of the benchmark's
-/// NDJSON, level 3 deflates 1.3× as fast as 4 for 8% more bytes, level 2
-/// 1.6× for 16% more.
+/// blocks of 16 KiB or more (with 2 below) made a smaller store, but once
+/// the main thread copied less, the second core's sealing bounded wasm edge
+/// ingest of the benchmark's 1M shard: level 2 took 2,907-2,975 ms against
+/// 3,105-3,194 (four alternated runs of each), for `storeBytes` of the edge
+/// entries of 124.8 MB against 121.0 (3.1% more; 0.20 of their NDJSON
+/// either way). In the edge worker, a full object's sealed text in SQLite
+/// grew 5.3% (`bench/cold-start.mjs`: 66.5 MB against 63.2), its entries
+/// per object the same. Each seal builds its own Huffman trees and primes
+/// the dictionary, so a small block costs more time for its bytes whatever
+/// the level. Natively, on 64 KiB of the benchmark's NDJSON, level 3
+/// deflates 1.3× as fast as 4 for 8% more bytes, level 2 1.6× for 16% more.
 const LEVEL: i32 = 2;
 
 // Level 1 (deflate_quick) writes fixed codes, which can pass

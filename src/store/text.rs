@@ -665,6 +665,7 @@ impl Arena {
 
     /// Seals the largest open blocks while open blocks hold more than their
     /// share of the text (see `OPEN_SHARE`); their lanes start new ones.
+    /// Then trims the others' room (`trim_open_blocks`).
     pub(crate) fn compact(&mut self) {
         let mut text = 0usize;
         let mut open = Vec::new();
@@ -681,19 +682,34 @@ impl Arena {
         }
         let limit = (text / OPEN_SHARE).max(OPEN_FLOOR);
         let mut held: usize = open.iter().map(|&(len, ..)| len).sum();
-        if held <= limit {
-            return;
+        if held > limit {
+            open.sort_unstable_by_key(|&(len, ..)| std::cmp::Reverse(len));
+            for (len, lane, index) in open {
+                if held <= limit {
+                    break;
+                }
+                self.seal(index as usize);
+                if let Some(slot) = self.open_of.get_mut(lane) {
+                    *slot = NO_BLOCK;
+                }
+                held -= len;
+            }
         }
-        open.sort_unstable_by_key(|&(len, ..)| std::cmp::Reverse(len));
-        for (len, lane, index) in open {
-            if held <= limit {
-                break;
+        self.trim_open_blocks();
+    }
+
+    /// Gives back what an open block holds past half again its text: one
+    /// started whole (`capacity_after_full`) whose lane sent little after.
+    /// Between batches, open blocks then hold what growing record by record
+    /// would have made them, so quiet lanes keep little room.
+    fn trim_open_blocks(&mut self) {
+        for &index in &self.open_of {
+            if let Some(Block::Open(text)) = self.blocks.get_mut(index as usize) {
+                let most = text.len() + text.len() / 2;
+                if text.capacity() > most {
+                    text.shrink_to(most);
+                }
             }
-            self.seal(index as usize);
-            if let Some(slot) = self.open_of.get_mut(lane) {
-                *slot = NO_BLOCK;
-            }
-            held -= len;
         }
     }
 
@@ -776,7 +792,10 @@ impl Arena {
         }
         if index == NO_BLOCK || open_len.is_none() {
             super::columns::grow(&mut self.blocks, 1);
-            self.blocks.push(Block::Open(Vec::with_capacity(started)));
+            self.blocks
+                .push(Block::Open(Vec::with_capacity(open_capacity(
+                    0, started, len,
+                ))));
             index = (self.blocks.len() - 1) as u32;
             if let Some(slot) = self.open_of.get_mut(lane) {
                 *slot = index;
@@ -1278,35 +1297,44 @@ mod tests {
             let mut arena = Arena::default();
             arena.defer_seals(defer);
             // Lanes 0..8 fill a block and a half within each batch, lane 8
-            // sends little, and lane 9's records alternate between under
-            // and over half a block: its block of the shorter one is full
-            // with less than half a block, and the next starts empty.
+            // sends little, lane 9's records alternate between under and
+            // over half a block (its block of the shorter one is full with
+            // less than half a block, and the next starts empty), and lane
+            // 10's longer than a block follows a full one.
             let batch: Vec<(usize, String)> = (0..8)
                 .flat_map(|lane| {
                     (0..100).map(move |i| (lane, format!("{lane}:{i}:{}", "x".repeat(1000))))
                 })
                 .chain((0..3).map(|i| (8, format!("quiet {i}"))))
                 .chain([30_000, 40_000].map(|len| (9, "h".repeat(len))))
+                .chain([40_000, BLOCK_BYTES + 10].map(|len| (10, "l".repeat(len))))
                 .collect();
             for _ in 0..3 {
                 let predicted = predicted(&arena, &batch);
                 for (lane, text) in &batch {
                     arena.push(*lane, text);
                 }
+                for lane in 0..8 {
+                    let open = arena_open(&arena, lane);
+                    assert_eq!(open.map(|(_, cap)| cap), Some(BLOCK_BYTES));
+                }
+                assert!(arena_open(&arena, 8).is_some_and(|(_, cap)| cap < 1000));
+                assert!(arena_open(&arena, 9).is_some_and(|(_, cap)| cap < BLOCK_BYTES));
+                assert!(arena_open(&arena, 10).is_some_and(|(len, cap)| cap == len));
+                arena.compact();
                 assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
                 assert!(
                     predicted.1 >= arena.heap_bytes(),
                     "{predicted:?} {}",
                     arena.heap_bytes()
                 );
+                // Between batches, open blocks hold half again their text at most.
+                for lane in 0..11 {
+                    if let Some((len, capacity)) = arena_open(&arena, lane) {
+                        assert!(capacity <= len + len / 2, "lane {lane}: {len} {capacity}");
+                    }
+                }
             }
-            for lane in 0..8 {
-                assert_eq!(
-                    arena_open(&arena, lane).map(|(_, cap)| cap),
-                    Some(BLOCK_BYTES)
-                );
-            }
-            assert!(arena_open(&arena, 8).is_some_and(|(_, cap)| cap < 1000));
             // Blocks all but full, then a short record each: blocks started
             // whole hold little text, where `after_bound` grows least.
             let mut tight = Arena::default();
@@ -1321,15 +1349,22 @@ mod tests {
                 (0..lanes).map(|lane| (lane, "s".repeat(100))).collect();
             push_predicted(&mut tight, &short);
             assert_eq!(arena_open(&tight, 0).map(|(_, cap)| cap), Some(BLOCK_BYTES));
-            assert!(arena_open(&arena, 9).is_some_and(|(_, cap)| cap < BLOCK_BYTES));
         }
     }
 
+    /// Pushes `texts` after checking `predicted`, and that it counts no
+    /// fewer blocks and bytes than they take.
     fn push_predicted(arena: &mut Arena, texts: &[(usize, String)]) {
-        predicted(arena, texts);
+        let predicted = predicted(arena, texts);
         for (lane, text) in texts {
             arena.push(*lane, text);
         }
+        assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
+        assert!(
+            predicted.1 >= arena.heap_bytes(),
+            "{predicted:?} {}",
+            arena.heap_bytes()
+        );
     }
 
     /// A lane's open block's length and capacity.

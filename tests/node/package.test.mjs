@@ -292,7 +292,7 @@ test("takeSealJobs writes the jobs into a spare buffer long enough, and makes a 
 });
 
 test("batchBuffer lends the module's memory to read a batch into, ingestBuffer ingests it as ingest would; bad lengths are named", () => {
-  const options = { apiKeys: ["secret"], now: NOW, limits: { maxBatchBytes: 4 << 20 } };
+  const options = { apiKeys: ["secret"], now: NOW, limits: { maxBatchBytes: 32 << 20 } };
   const [buffered, copied] = [0, 1].map(() => new LogEndpoints(options));
   const text = new TextEncoder().encode(ndjson(generate({ stream: "edge_logs", count: 4000, endMs: NOW, spanMs: 2 * 3600e3 })));
   // Batches cut at line ends, each carried over part as a host reading a file would.
@@ -317,10 +317,29 @@ test("batchBuffer lends the module's memory to read a batch into, ingestBuffer i
   }
   assert.equal(buffered.stats().edgeEntries, 4000);
   assert.deepEqual(buffered.snapshot(), copied.snapshot());
-  for (const [call, code] of [[() => buffered.batchBuffer((4 << 20) + 1), "invalid_parameter"], [() => buffered.ingestBuffer("edge_logs", batchBytes + 1), "invalid_parameter"]]) {
-    assert.throws(call, (e) => e.status === 400 && e.code === code && /length/.test(e.message));
+  // Lengths that are not a whole number of bytes within the limit or the buffer are named, not wrapped.
+  const badLengths = [(32 << 20) + 1, 2 ** 32, -1, 1.5, NaN, undefined, "10"].map((n) => () => buffered.batchBuffer(n));
+  badLengths.push(...[batchBytes + 1, 2 ** 32, -1, NaN, undefined].map((n) => () => buffered.ingestBuffer("edge_logs", n)));
+  for (const call of badLengths) {
+    assert.throws(call, (e) => e.status === 400 && e.code === "invalid_parameter" && /length/.test(e.message));
   }
   assert.throws(() => buffered.ingestBuffer("nope", 10), (e) => e.status === 400 && e.code === "unknown_stream");
+  // A view handed to ingest is read whole, or refused when copying it moved the module's memory: never other bytes.
+  const fresh = new LogEndpoints(options);
+  const big = fresh.batchBuffer(24 << 20);
+  const head = text.subarray(0, text.lastIndexOf(10) + 1);
+  big.fill(10);
+  big.set(head);
+  let viaView;
+  try {
+    viaView = fresh.ingest("edge_logs", big);
+  } catch (e) {
+    assert.ok(e.status === 400 && /batch/.test(e.message) && /ingestBuffer/.test(e.message), e.message);
+  }
+  if (viaView) assert.deepEqual(viaView, new LogEndpoints(options).ingest("edge_logs", head));
+  // batchBuffer(0) gives the buffer back; a new one starts zeroed.
+  assert.equal(fresh.batchBuffer(0).length, 0);
+  assert.ok(fresh.batchBuffer(16).every((b) => b === 0));
 });
 
 test("SealWorker.read reads batches on a second thread: the reports, errors, answers and entries ingest gives", async () => {
