@@ -514,16 +514,22 @@ fn bytes_of(value: &JsValue, name: &str) -> Result<Vec<u8>, Error> {
     copied_in(&bytes, name)
 }
 
+/// The module's linear memory as it is now (an `ArrayBuffer`, replaced
+/// whenever the memory grows).
+fn module_memory() -> js_sys::ArrayBuffer {
+    wasm_bindgen::memory()
+        .unchecked_into::<js_sys::WebAssembly::Memory>()
+        .buffer()
+        .unchecked_into()
+}
+
 /// A `Uint8Array`'s bytes, copied into the module. A view of the module's
 /// own memory (a `batchBuffer` view) detaches when the copy's allocation
 /// grows that memory, and js-sys' `to_vec` then keeps bytes it never
 /// wrote: such a view's copy is allocated first and its length read again.
 /// A view that moved is a 400 naming `name`.
 fn copied_in(bytes: &Uint8Array, name: &str) -> Result<Vec<u8>, Error> {
-    let own_memory = wasm_bindgen::memory()
-        .unchecked_into::<js_sys::WebAssembly::Memory>()
-        .buffer();
-    if !js_sys::Object::is(&bytes.buffer(), &own_memory) {
+    if !js_sys::Object::is(&bytes.buffer(), &module_memory()) {
         return Ok(bytes.to_vec());
     }
     let len = bytes.length();
@@ -738,17 +744,26 @@ struct Constants {
     max_traps_per_wake: usize,
 }
 
+impl JsLogEndpoints {
+    fn holding(service: LogEndpoints, fixed_now_ms: Option<f64>) -> JsLogEndpoints {
+        JsLogEndpoints {
+            inner: Rc::new(RefCell::new(service)),
+            fixed_now_ms,
+            batch_buffer: Vec::new(),
+        }
+    }
+}
+
 #[wasm_bindgen(js_class = LogEndpoints)]
 impl JsLogEndpoints {
     /// `new LogEndpoints({ apiKeys, ingestKeys?, now?, limits? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<JsLogEndpoints, JsValue> {
         let (config, fixed_now_ms) = config_of(options)?;
-        Ok(JsLogEndpoints {
-            inner: Rc::new(RefCell::new(LogEndpoints::new(config))),
+        Ok(JsLogEndpoints::holding(
+            LogEndpoints::new(config),
             fixed_now_ms,
-            batch_buffer: Vec::new(),
-        })
+        ))
     }
 
     /// `LogEndpoints.fromSnapshot(bytes, options)`: a service holding the store
@@ -759,11 +774,7 @@ impl JsLogEndpoints {
         let bytes = bytes_of(&bytes, "bytes")?;
         let (config, fixed_now_ms) = config_of(options)?;
         let service = LogEndpoints::from_snapshot(&bytes, config)?;
-        Ok(JsLogEndpoints {
-            inner: Rc::new(RefCell::new(service)),
-            fixed_now_ms,
-            batch_buffer: Vec::new(),
-        })
+        Ok(JsLogEndpoints::holding(service, fixed_now_ms))
     }
 
     /// `LogEndpoints.fromSnapshotParts(parts, bytes, options)`: as
@@ -818,11 +829,7 @@ impl JsLogEndpoints {
             return Err(e);
         }
         let service = restored?;
-        Ok(JsLogEndpoints {
-            inner: Rc::new(RefCell::new(service)),
-            fixed_now_ms,
-            batch_buffer: Vec::new(),
-        })
+        Ok(JsLogEndpoints::holding(service, fixed_now_ms))
     }
 
     /// `parseTime(text)` → epoch ms of a time read as query parameters read
@@ -927,10 +934,9 @@ impl JsLogEndpoints {
                 reason: format!("a batch buffer of {length} bytes does not fit in the module's memory; read smaller batches"),
             })?;
         buffer.resize(length, 0);
-        let memory = wasm_bindgen::memory().unchecked_into::<js_sys::WebAssembly::Memory>();
         // A wasm32 address and length fit 32 bits.
         Ok(Uint8Array::new_with_byte_offset_and_length(
-            &memory.buffer(),
+            &module_memory(),
             buffer.as_ptr() as u32,
             length as u32,
         ))
@@ -1652,11 +1658,7 @@ impl JsLogEndpoints {
     /// so this is also the peak.
     #[wasm_bindgen(js_name = memoryBytes)]
     pub fn memory_bytes(&self) -> f64 {
-        wasm_bindgen::memory()
-            .unchecked_into::<js_sys::WebAssembly::Memory>()
-            .buffer()
-            .unchecked_into::<js_sys::ArrayBuffer>()
-            .byte_length() as f64
+        module_memory().byte_length() as f64
     }
 
     /// `{ edgeProjects, functionProjects, functions, oldestTimestamp, newestTimestamp }`.

@@ -3,10 +3,9 @@
 //! dictionary does in zlib. Deflate's Huffman stage codes the hex ids,
 //! addresses and numbers that LZ4 keeps as literals: a block comes to about
 //! half of LZ4's bytes. zlib-rs (a pure-Rust port of zlib-ng, with a safe
-//! API) compresses (at `LEVEL`) and decodes: logs.all
-//! decodes its blocks a third faster than with miniz_oxide. Any level's
-//! stream decodes alike, so the level can change without a new snapshot
-//! version.
+//! API) compresses (at `LEVEL`) and decodes: logs.all decodes its blocks a
+//! third faster than with miniz_oxide. Any level's stream decodes alike, so
+//! the level can change without a new snapshot version.
 
 use std::cell::RefCell;
 

@@ -792,10 +792,8 @@ impl Arena {
         }
         if index == NO_BLOCK || open_len.is_none() {
             super::columns::grow(&mut self.blocks, 1);
-            self.blocks
-                .push(Block::Open(Vec::with_capacity(open_capacity(
-                    0, started, len,
-                ))));
+            let room = open_capacity(0, started, len);
+            self.blocks.push(Block::Open(Vec::with_capacity(room)));
             index = (self.blocks.len() - 1) as u32;
             if let Some(slot) = self.open_of.get_mut(lane) {
                 *slot = index;
@@ -1241,12 +1239,7 @@ mod tests {
         for part in [half, rest] {
             let predicted = predicted(&arena, part);
             spans.extend(part.iter().map(|(lane, t)| arena.push(*lane, t)));
-            assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
-            assert!(
-                predicted.1 >= arena.heap_bytes(),
-                "{predicted:?} {}",
-                arena.heap_bytes()
-            );
+            assert_within(predicted, &arena);
         }
         assert!(arena.blocks.len() > 12, "{}", arena.blocks.len());
         let mut reader = arena.reader();
@@ -1322,12 +1315,7 @@ mod tests {
                 assert!(arena_open(&arena, 9).is_some_and(|(_, cap)| cap < BLOCK_BYTES));
                 assert!(arena_open(&arena, 10).is_some_and(|(len, cap)| cap == len));
                 arena.compact();
-                assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
-                assert!(
-                    predicted.1 >= arena.heap_bytes(),
-                    "{predicted:?} {}",
-                    arena.heap_bytes()
-                );
+                assert_within(predicted, &arena);
                 // Between batches, open blocks hold half again their text at most.
                 for lane in 0..11 {
                     if let Some((len, capacity)) = arena_open(&arena, lane) {
@@ -1359,6 +1347,11 @@ mod tests {
         for (lane, text) in texts {
             arena.push(*lane, text);
         }
+        assert_within(predicted, arena);
+    }
+
+    /// That `predicted` (blocks, heap bytes) counts no fewer than `arena` holds.
+    fn assert_within(predicted: (usize, usize), arena: &Arena) {
         assert!(predicted.0 >= arena.blocks.len(), "{predicted:?}");
         assert!(
             predicted.1 >= arena.heap_bytes(),
