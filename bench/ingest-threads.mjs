@@ -10,9 +10,9 @@
 //
 // --size: the stream's file in the shard data set of N entries per stream
 // that `node bench/bench.mjs` generated last; --file: any NDJSON file of it.
-import { openSync, readSync, closeSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { bufferedBatches } from "./batches.mjs";
 import { newestShard } from "./plan.mjs";
 
 const { values } = parseArgs({
@@ -34,27 +34,14 @@ const sealer = values["in-place"] ? null : new SealWorker(svc);
 const started = performance.now();
 let mainBusy = 0;
 let accepted = 0;
-const fd = openSync(file, "r");
-let filled = 0;
-for (;;) {
-  let buffer = svc.batchBuffer(batchBytes);
-  const read = readSync(fd, buffer, filled, batchBytes - filled, null);
-  filled += read;
-  if (filled === 0) break;
-  const end = read === 0 ? filled : buffer.lastIndexOf(10, filled - 1) + 1;
-  if (end === 0) throw new Error(`${file}: a line longer than ${batchBytes} bytes`);
+for (const end of bufferedBatches(svc, file, batchBytes)) {
   const busyFrom = performance.now();
   const report = svc.ingestBuffer(values.stream, end);
   sealer?.pump();
   mainBusy += performance.now() - busyFrom;
   if (report.rejectedTotal) throw new Error(JSON.stringify(report.rejected[0]));
   accepted += report.accepted;
-  buffer = svc.batchBuffer(batchBytes);
-  buffer.copyWithin(0, end, filled);
-  filled -= end;
-  if (read === 0 && filled === 0) break;
 }
-closeSync(fd);
 const mainDone = performance.now();
 await sealer?.settled();
 const settled = performance.now();

@@ -7,9 +7,10 @@
 // the scan floor and a snapshot's restore, prints JSON.
 //
 //   node bench/run-wasm.mjs --edge E.ndjson --functions F.ndjson --plan plan.json
-import { openSync, readSync, closeSync, fstatSync } from "node:fs";
+import { statSync } from "node:fs";
 import { LogEndpoints, SealWorker } from "log-endpoints";
 import { parseArgs } from "node:util";
+import { bufferedBatches } from "./batches.mjs";
 import { answerDigest, readPlan, warmUp } from "./plan.mjs";
 
 const { values: files } = parseArgs({ options: { edge: { type: "string" }, functions: { type: "string" }, plan: { type: "string" } } });
@@ -30,9 +31,6 @@ const sealer = new SealWorker(svc);
  */
 async function ingestFile(stream, path) {
   const t0 = performance.now();
-  const fd = openSync(path, "r");
-  const size = fstatSync(fd).size;
-  let filled = 0;
   let entries = 0;
   const counted = (report) => {
     if (report.rejectedTotal) throw new Error(`${stream}: ${JSON.stringify(report.rejected[0])}`);
@@ -40,33 +38,21 @@ async function ingestFile(stream, path) {
   };
   // The batch the worker is reading (function rows: every other one).
   let reading = null;
-  for (let batch = 0; ; batch++) {
-    // Asked for again each time: a call into the module may have moved it.
-    let buffer = svc.batchBuffer(BATCH_BYTES);
-    const read = readSync(fd, buffer, filled, BATCH_BYTES - filled, null);
-    filled += read;
-    const eof = read === 0;
-    if (filled === 0) break;
-    const end = eof ? filled : buffer.lastIndexOf(10, filled - 1) + 1;
-    if (end === 0) throw new Error(`${path}: a line longer than ${BATCH_BYTES} bytes`);
-    if (stream === "function_edge_logs" && batch % 2 === 0) {
-      reading = sealer.read(stream, buffer.subarray(0, end));
+  let batch = 0;
+  for (const end of bufferedBatches(svc, path, BATCH_BYTES)) {
+    if (stream === "function_edge_logs" && batch++ % 2 === 0) {
+      reading = sealer.read(stream, svc.batchBuffer(BATCH_BYTES).subarray(0, end));
     } else {
       counted(svc.ingestBuffer(stream, end));
       sealer.pump();
       if (reading) counted(await reading);
       reading = null;
     }
-    buffer = svc.batchBuffer(BATCH_BYTES);
-    buffer.copyWithin(0, end, filled);
-    filled -= end;
-    if (eof && filled === 0) break;
   }
-  closeSync(fd);
   if (reading) counted(await reading);
   await sealer.settled();
   if (sealer.failed) throw sealer.failed;
-  return { ms: performance.now() - t0, bytes: size, entries };
+  return { ms: performance.now() - t0, bytes: statSync(path).size, entries };
 }
 
 const ingest = { edge_logs: await ingestFile("edge_logs", files.edge) };
