@@ -3,30 +3,43 @@
 //! dictionary does in zlib. Deflate's Huffman stage codes the hex ids,
 //! addresses and numbers that LZ4 keeps as literals: a block comes to about
 //! half of LZ4's bytes. zlib-rs (a pure-Rust port of zlib-ng, with a safe
-//! API) compresses (at `LEVEL`) and decodes: logs.all decodes its blocks a
-//! third faster than with miniz_oxide. Any level's stream decodes alike, so
-//! the level can change without a new snapshot version.
+//! API) compresses (at `LEVEL`, small blocks at `QUICK_LEVEL`) and decodes:
+//! logs.all decodes its blocks a third faster than with miniz_oxide. Any
+//! level's stream decodes alike, so the level can change without a new
+//! snapshot version.
 
 use std::cell::RefCell;
 
 use zlib_rs::{Deflate, DeflateFlush, Inflate, InflateFlush, Status};
 
-/// zlib's level 2 (zlib-ng's fast strategy) for every block. Level 3 for
-/// blocks of 16 KiB or more (with 2 below) made a smaller store, but once
-/// the main thread copied less, the second core's sealing bounded wasm edge
-/// ingest of the benchmark's 1M shard: level 2 took 2,907-2,975 ms against
-/// 3,105-3,194 (four alternated runs of each), for `storeBytes` of the edge
-/// entries of 124.8 MB against 121.0 (3.1% more; 0.20 of their NDJSON
-/// either way). In the edge worker, a full object's sealed text in SQLite
-/// grew 5.3% (`bench/cold-start.mjs`: 66.5 MB against 63.2), its entries
-/// per object the same. Each seal builds its own Huffman trees and primes
-/// the dictionary, so a small block costs more time for its bytes whatever
-/// the level. Natively, on 64 KiB of the benchmark's NDJSON, level 3
-/// deflates 1.3× as fast as 4 for 8% more bytes, level 2 1.6× for 16% more.
+/// zlib's level 2 (zlib-ng's fast strategy) for blocks of `QUICK_BELOW`
+/// bytes or more. Level 3 for blocks of 16 KiB or more made a smaller
+/// store, but once the main thread copied less, the second core's sealing
+/// bounded wasm edge ingest of the benchmark's 1M shard: level 2 took
+/// 2,907-2,975 ms against 3,105-3,194 (four alternated runs of each), for
+/// `storeBytes` of the edge entries of 124.8 MB against 121.0 (3.1% more;
+/// 0.20 of their NDJSON either way). In the edge worker, a full object's
+/// sealed text in SQLite grew 5.3% (`bench/cold-start.mjs`: 66.5 MB against
+/// 63.2), its entries per object the same. Natively, on 64 KiB of the
+/// benchmark's NDJSON, level 3 deflates 1.3× as fast as 4 for 8% more
+/// bytes, level 2 1.6× for 16% more.
 const LEVEL: i32 = 2;
 
-// Level 1 (deflate_quick) writes fixed codes, which can pass
-// `compressed_bound`; levels 2 and up store a block that does not shrink.
+/// Level 1 (zlib-ng's quick strategy: one match probe, fixed Huffman codes)
+/// for blocks below this many bytes: those `compact` seals as a lane goes
+/// quiet, three quarters of the seals of the benchmark's 1M shard but a
+/// fifth of its text. Each seal builds its own Huffman trees and primes the
+/// dictionary, so a small block cost far more time for its bytes; fixed
+/// codes lose little where a block's trees took much of its bytes. Sealing
+/// the shard's edge entries in place took 4.36-4.44 s against 4.96-5.05
+/// (`bench/ingest-threads.mjs --in-place`, alternated builds), for a store
+/// 1.2% larger (126.3 MB against 124.8); level 1 for every block took 3.88 s
+/// but made it 8% larger.
+const QUICK_BELOW: usize = 16 << 10;
+const QUICK_LEVEL: i32 = 1;
+
+// Levels 2 and up store a block that does not shrink, within
+// `compressed_bound`; level 1's fixed codes may not fit it.
 const _: () = assert!(LEVEL >= 2);
 
 /// Raw deflate (no zlib header or checksum) with deflate's largest window,
@@ -76,7 +89,18 @@ fn primed_part(dictionary: &[u8], len: usize) -> &[u8] {
 /// blocks (found by the snapshot property test). Two stores given the same
 /// batches then wrote different snapshots.
 pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
-    let mut deflate = Deflate::new(LEVEL, false, WINDOW_BITS);
+    let quick = (block.len() < QUICK_BELOW)
+        .then(|| compress_at(QUICK_LEVEL, block, dictionary))
+        .flatten();
+    // Fixed codes can pass the bound (9 bits for most bytes that do not
+    // repeat): such a block is compressed at `LEVEL`, which stores it.
+    quick.or_else(|| compress_at(LEVEL, block, dictionary))
+}
+
+/// `block` deflated at `level`; `None` if the stream did not end within
+/// `compressed_bound` bytes.
+fn compress_at(level: i32, block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
+    let mut deflate = Deflate::new(level, false, WINDOW_BITS);
     let dictionary = primed_part(dictionary, block.len());
     if !dictionary.is_empty() {
         deflate.set_dictionary(dictionary).ok()?;
@@ -257,9 +281,19 @@ mod tests {
         assert_eq!(decompress(&compressed, far.len(), &dictionary), Some(far));
     }
 
+    /// Noise just below `QUICK_BELOW` passes the bound in fixed codes, and
+    /// is stored instead.
     #[test]
     fn noise_stays_within_the_bound() {
-        for len in [0, 1, 100, 32 << 10, 64 << 10, (1 << 20) + 7] {
+        for len in [
+            0,
+            1,
+            100,
+            QUICK_BELOW - 1,
+            32 << 10,
+            64 << 10,
+            (1 << 20) + 7,
+        ] {
             let block = noise(len, len as u64 + 1);
             let compressed = compress(&block, b"dictionary").unwrap();
             assert!(
