@@ -24,6 +24,7 @@ use crate::shard::{
     Round, ShardDirectory, ShardQuery, SplitRoute, SplitRoutes,
 };
 use crate::store::block_storage::{BlockStorage, BlockStorageRef};
+use crate::store::seal_jobs::JobsSink;
 use crate::timestamp::{Micros, DAY};
 
 // The shared types of the JS API. Each endpoint's parameter and row types are
@@ -521,6 +522,26 @@ fn module_memory() -> js_sys::ArrayBuffer {
         .unchecked_into::<js_sys::WebAssembly::Memory>()
         .buffer()
         .unchecked_into()
+}
+
+/// A host's buffer written from its start, each piece copied straight from
+/// the module's memory (seal jobs: a block's text is copied out once).
+struct HostBytes {
+    out: Uint8Array,
+    at: u32,
+}
+
+impl JobsSink for HostBytes {
+    fn put(&mut self, bytes: &[u8]) {
+        // Read again for each piece: writing a frame may grow the memory.
+        let from = Uint8Array::new_with_byte_offset_and_length(
+            &module_memory(),
+            bytes.as_ptr() as u32,
+            bytes.len() as u32,
+        );
+        self.out.set(&from, self.at);
+        self.at += bytes.len() as u32;
+    }
 }
 
 /// A `Uint8Array`'s bytes, copied into the module. A view of the module's
@@ -1581,15 +1602,16 @@ impl JsLogEndpoints {
     /// handing jobs out costs.
     #[wasm_bindgen(js_name = takeSealJobs)]
     pub fn take_seal_jobs(&mut self, spare: JsValue) -> Option<Uint8Array> {
-        let jobs = self.inner.borrow_mut().take_seal_jobs()?;
-        // A wasm32 memory holds less than 4 GiB.
-        let len = jobs.len() as u32;
-        let out = match byte_view(&spare) {
-            Some(spare) if spare.length() >= len => spare.subarray(0, len),
-            _ => Uint8Array::new_with_length(len),
-        };
-        out.copy_from(&jobs);
-        Some(out)
+        let written = self.inner.borrow_mut().take_seal_jobs_into(|len| {
+            // A wasm32 memory holds less than 4 GiB.
+            let len = len as u32;
+            let out = match byte_view(&spare) {
+                Some(spare) if spare.length() >= len => spare.subarray(0, len),
+                _ => Uint8Array::new_with_length(len),
+            };
+            HostBytes { out, at: 0 }
+        })?;
+        Some(written.out)
     }
 
     /// `LogEndpoints.sealBlocks(jobs)` → the sealed blocks (a `Uint8Array`)

@@ -29,6 +29,7 @@ use crate::shard::{
 };
 use crate::staged::{self, StagedRows};
 use crate::store::block_storage::BlockStorageRef;
+use crate::store::seal_jobs::JobsSink;
 use crate::store::{Estimate, Store};
 use crate::timestamp::Micros;
 use crate::words::counted;
@@ -1363,7 +1364,16 @@ impl LogEndpoints {
     /// The full text blocks not handed out yet, as a frame of seal jobs;
     /// `None` when there are none.
     pub fn take_seal_jobs(&mut self) -> Option<Vec<u8>> {
-        self.store.take_seal_jobs()
+        self.take_seal_jobs_into(Vec::with_capacity)
+    }
+
+    /// `take_seal_jobs`, the frame written to the sink `sink` makes for its
+    /// length (the host's buffer: each block's text is copied out once).
+    pub(crate) fn take_seal_jobs_into<S: JobsSink>(
+        &mut self,
+        sink: impl FnOnce(usize) -> S,
+    ) -> Option<S> {
+        self.store.take_seal_jobs(sink)
     }
 
     /// Compresses a frame of seal jobs (in any instance of the module):

@@ -1009,11 +1009,18 @@ impl Store {
     }
 
     /// The full blocks not handed out yet, as a frame of seal jobs
-    /// (`seal_jobs`); `None` when there are none.
-    pub fn take_seal_jobs(&mut self) -> Option<Vec<u8>> {
+    /// (`seal_jobs`) written to the sink `sink` makes for the frame's length;
+    /// `None` when there are none.
+    pub(crate) fn take_seal_jobs<S: seal_jobs::JobsSink>(
+        &mut self,
+        sink: impl FnOnce(usize) -> S,
+    ) -> Option<S> {
         use block_storage::TextTable;
-        let room = self.edge.text.seal_jobs_bytes() + self.other.text.seal_jobs_bytes();
-        let mut jobs = seal_jobs::JobsWriter::with_room(room);
+        let sections = self.edge.text.seal_jobs_bytes() + self.other.text.seal_jobs_bytes();
+        if sections == 0 {
+            return None;
+        }
+        let mut jobs = seal_jobs::JobsWriter::new(sink(seal_jobs::frame_bytes(sections)));
         self.edge.text.write_seal_jobs(TextTable::Edge, &mut jobs);
         self.other.text.write_seal_jobs(TextTable::Other, &mut jobs);
         jobs.finish()

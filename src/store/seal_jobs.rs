@@ -7,9 +7,10 @@
 //!
 //! Both frames are sections, one per text table:
 //! - jobs: `J`, then per section the table (a byte), the arena's dictionary
-//!   (its length as u32, its bytes), the number of blocks (u32) and each
-//!   block's index and length (u32 each), the XXH3 of its text (u64) and
-//!   its text;
+//!   (its length as u32, its bytes), the number of blocks (u32), each
+//!   block's index and length (u32 each) and the XXH3 of its text (u64),
+//!   then the blocks' texts back to back (so that a host copies each
+//!   block's text once, straight from the store: `JobsSink`);
 //! - sealed: `S`, then per section the table, the number of blocks and
 //!   each block's index and decoded length (u32 each), the XXH3 its job
 //!   held, its compressed length (u32; 0 when deflate did not finish) and
@@ -25,68 +26,77 @@ use super::deflate;
 const JOBS: u8 = b'J';
 const SEALED: u8 = b'S';
 
+/// Where a frame of jobs is written, in pieces: a `Vec`, or at the boundary
+/// the host's buffer, so that a block's text is copied once on its way out.
+pub(crate) trait JobsSink {
+    fn put(&mut self, bytes: &[u8]);
+}
+
+impl JobsSink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+}
+
+/// The bytes of a frame of sections of `sections` bytes (`section_bytes`).
+pub(crate) fn frame_bytes(sections: usize) -> usize {
+    1 + sections
+}
+
+/// The bytes of a section of jobs of `texts` (their lengths) against a
+/// dictionary of `dictionary` bytes.
+pub(crate) fn section_bytes(dictionary: usize, texts: impl Iterator<Item = usize>) -> usize {
+    1 + 4 + dictionary + 4 + texts.map(|len| 4 + 4 + 8 + len).sum::<usize>()
+}
+
+/// A block handed out as a job.
+pub(crate) struct Job<'t> {
+    pub block: u32,
+    pub hash: u64,
+    pub text: &'t [u8],
+}
+
 /// Seal jobs being written.
-pub(crate) struct JobsWriter {
-    out: Vec<u8>,
+pub(crate) struct JobsWriter<S> {
+    out: S,
+    empty: bool,
 }
 
-/// One table's section of jobs, its block count patched as jobs are added.
-pub(crate) struct JobsSection<'w> {
-    out: &'w mut Vec<u8>,
-    count_at: usize,
-    count: u32,
-}
-
-impl JobsWriter {
-    /// A frame with room for `bytes` of sections (`section_bytes`).
-    pub(crate) fn with_room(bytes: usize) -> JobsWriter {
-        let mut out = Vec::with_capacity(1 + bytes);
-        out.push(JOBS);
-        JobsWriter { out }
+impl<S: JobsSink> JobsWriter<S> {
+    pub(crate) fn new(mut out: S) -> JobsWriter<S> {
+        out.put(&[JOBS]);
+        JobsWriter { out, empty: true }
     }
 
-    #[cfg(test)]
-    pub(crate) fn new() -> JobsWriter {
-        JobsWriter::with_room(0)
-    }
-
-    /// The bytes of a section of jobs of `texts` (their lengths) against a
-    /// dictionary of `dictionary` bytes.
-    pub(crate) fn section_bytes(dictionary: usize, texts: impl Iterator<Item = usize>) -> usize {
-        1 + 4 + dictionary + 4 + texts.map(|len| 4 + 4 + 8 + len).sum::<usize>()
-    }
-
-    /// Starts `table`'s section, whose blocks are compressed against
-    /// `dictionary`.
-    pub(crate) fn section(&mut self, table: TextTable, dictionary: &[u8]) -> JobsSection<'_> {
-        self.out.push(table as u8);
-        push_u32(&mut self.out, dictionary.len());
-        self.out.extend_from_slice(dictionary);
-        let count_at = self.out.len();
-        push_u32(&mut self.out, 0);
-        JobsSection {
-            out: &mut self.out,
-            count_at,
-            count: 0,
+    /// Writes `table`'s section: `jobs`, compressed against `dictionary`
+    /// (none for no jobs).
+    pub(crate) fn section(&mut self, table: TextTable, dictionary: &[u8], jobs: &[Job<'_>]) {
+        if jobs.is_empty() {
+            return;
         }
+        let mut head = Vec::with_capacity(1 + 4);
+        head.push(table as u8);
+        push_u32(&mut head, dictionary.len());
+        self.out.put(&head);
+        self.out.put(dictionary);
+        head.clear();
+        head.reserve(4 + jobs.len() * 16);
+        push_u32(&mut head, jobs.len());
+        for job in jobs {
+            push_u32(&mut head, job.block as usize);
+            push_u32(&mut head, job.text.len());
+            head.extend_from_slice(&job.hash.to_le_bytes());
+        }
+        self.out.put(&head);
+        for job in jobs {
+            self.out.put(job.text);
+        }
+        self.empty = false;
     }
 
     /// The frame, or `None` when it holds no job.
-    pub(crate) fn finish(self) -> Option<Vec<u8>> {
-        (self.out.len() > 1).then_some(self.out)
-    }
-}
-
-impl JobsSection<'_> {
-    pub(crate) fn job(&mut self, block: u32, hash: u64, text: &[u8]) {
-        push_u32(self.out, block as usize);
-        push_u32(self.out, text.len());
-        self.out.extend_from_slice(&hash.to_le_bytes());
-        self.out.extend_from_slice(text);
-        self.count += 1;
-        if let Some(count) = self.out.get_mut(self.count_at..self.count_at + 4) {
-            count.copy_from_slice(&self.count.to_le_bytes());
-        }
+    pub(crate) fn finish(self) -> Option<S> {
+        (!self.empty).then_some(self.out)
     }
 }
 
@@ -153,12 +163,15 @@ pub(crate) fn seal_blocks(jobs: &[u8]) -> Option<Vec<u8>> {
         let count = reader.u32()?;
         out.push(table as u8);
         push_u32(&mut out, count as usize);
+        let mut heads = Reader {
+            rest: reader.bytes(count.checked_mul(16)?)?,
+        };
         for _ in 0..count {
-            let block = reader.u32()?;
+            let block = heads.u32()?;
             // A store never hands out an empty block: a frame of them would
             // only cost a compressor each.
-            let len = reader.u32().filter(|&len| len > 0)?;
-            let hash = reader.u64()?;
+            let len = heads.u32().filter(|&len| len > 0)?;
+            let hash = heads.u64()?;
             let text = reader.bytes(len)?;
             push_u32(&mut out, block as usize);
             push_u32(&mut out, text.len());
@@ -221,19 +234,36 @@ pub(crate) fn sealed_blocks(sealed: &[u8]) -> Option<Vec<SealedBlock<'_>>> {
 mod tests {
     use super::*;
 
+    fn job(block: u32, hash: u64, text: &[u8]) -> Job<'_> {
+        Job { block, hash, text }
+    }
+
     fn jobs() -> Vec<u8> {
-        let mut writer = JobsWriter::new();
-        let mut section = writer.section(TextTable::Edge, b"dictionary");
-        section.job(3, 33, b"dictionary words, dictionary words");
-        section.job(9, 99, b"x");
-        let mut section = writer.section(TextTable::Other, b"");
-        section.job(0, 0, b"other text");
+        let mut writer = JobsWriter::new(Vec::new());
+        let edge = [
+            job(3, 33, b"dictionary words, dictionary words"),
+            job(9, 99, b"x"),
+        ];
+        writer.section(TextTable::Edge, b"dictionary", &edge);
+        writer.section(TextTable::Other, b"", &[job(0, 0, b"other text")]);
         writer.finish().unwrap()
     }
 
     #[test]
     fn an_empty_frame_is_no_frame() {
-        assert_eq!(JobsWriter::new().finish(), None);
+        let mut writer = JobsWriter::new(Vec::new());
+        writer.section(TextTable::Edge, b"dictionary", &[]);
+        assert_eq!(writer.finish(), None);
+    }
+
+    #[test]
+    fn a_frame_is_as_long_as_foreseen() {
+        let texts = [34, 1, 10];
+        let foreseen = frame_bytes(
+            section_bytes(10, texts[..2].iter().copied())
+                + section_bytes(0, texts[2..].iter().copied()),
+        );
+        assert_eq!(jobs().len(), foreseen);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use super::block_storage::{block_key, BlockStorageRef, TextTable};
 use super::columns::capacity_bound;
 use super::deflate;
-use super::seal_jobs::{JobsWriter, SealedBlock};
+use super::seal_jobs::{self, Job, JobsSink, JobsWriter, SealedBlock};
 
 /// A row's record in a table's text: its block, and in `at` its offset
 /// within the block (the top `BLOCK_BITS`) and its length (the rest), or
@@ -896,24 +896,38 @@ impl Arena {
             .peekable();
         match texts.peek() {
             None => 0,
-            Some(_) => JobsWriter::section_bytes(self.dictionary.len(), texts),
+            Some(_) => seal_jobs::section_bytes(self.dictionary.len(), texts),
         }
     }
 
     /// Writes the full blocks not yet handed out as seal jobs of `table`,
     /// and counts them as handed out.
-    pub(crate) fn write_seal_jobs(&mut self, table: TextTable, jobs: &mut JobsWriter) {
+    pub(crate) fn write_seal_jobs<S: JobsSink>(
+        &mut self,
+        table: TextTable,
+        jobs: &mut JobsWriter<S>,
+    ) {
         if !self.unsealed.values().any(|&handed| handed == Handed::No) {
             return;
         }
-        let mut section = jobs.section(table, &self.dictionary);
         let dictionary = xxhash_rust::xxh3::xxh3_64(&self.dictionary);
-        for (&index, handed) in self.unsealed.iter_mut() {
-            if let (Handed::No, Some(Block::Open(text))) =
-                (*handed, self.blocks.get(index as usize))
-            {
-                let hash = xxhash_rust::xxh3::xxh3_64_with_seed(text, dictionary);
-                section.job(index, hash, text);
+        let handed_out: Vec<Job<'_>> = self
+            .unsealed
+            .iter()
+            .filter(|(_, &handed)| handed == Handed::No)
+            .filter_map(|(&index, _)| match self.blocks.get(index as usize) {
+                Some(Block::Open(text)) => Some(Job {
+                    block: index,
+                    hash: xxhash_rust::xxh3::xxh3_64_with_seed(text, dictionary),
+                    text,
+                }),
+                _ => None,
+            })
+            .collect();
+        jobs.section(table, &self.dictionary, &handed_out);
+        let handed_out: Vec<(u32, u64)> = handed_out.iter().map(|j| (j.block, j.hash)).collect();
+        for (index, hash) in handed_out {
+            if let Some(handed) = self.unsealed.get_mut(&index) {
                 *handed = Handed::Out { hash };
             }
         }
@@ -1427,7 +1441,7 @@ mod tests {
     /// another instance would: the sealed frame.
     fn seal_elsewhere(arena: &mut Arena) -> Vec<u8> {
         let room = arena.seal_jobs_bytes();
-        let mut jobs = super::super::seal_jobs::JobsWriter::with_room(room);
+        let mut jobs = JobsWriter::new(Vec::new());
         arena.write_seal_jobs(TextTable::Edge, &mut jobs);
         let jobs = jobs.finish();
         // The frame's room was foreseen exactly.
