@@ -1603,14 +1603,22 @@ impl JsLogEndpoints {
     #[wasm_bindgen(js_name = takeSealJobs)]
     pub fn take_seal_jobs(&mut self, spare: JsValue) -> Option<Uint8Array> {
         let written = self.inner.borrow_mut().take_seal_jobs_into(|len| {
-            // A wasm32 memory holds less than 4 GiB.
+            // A wasm32 memory holds less than 4 GiB. A view of the module's
+            // own memory is no spare: the frame would be written over it.
             let len = len as u32;
-            let out = match byte_view(&spare) {
+            let spare = byte_view(&spare)
+                .filter(|spare| !js_sys::Object::is(&spare.buffer(), &module_memory()));
+            let out = match spare {
                 Some(spare) if spare.length() >= len => spare.subarray(0, len),
                 _ => Uint8Array::new_with_length(len),
             };
             HostBytes { out, at: 0 }
         })?;
+        debug_assert_eq!(
+            written.at,
+            written.out.length(),
+            "the frame's length foreseen"
+        );
         Some(written.out)
     }
 

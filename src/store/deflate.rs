@@ -83,7 +83,8 @@ fn primed_part(dictionary: &[u8], len: usize) -> &[u8] {
 /// to); `None` if the stream did not end within `compressed_bound` bytes
 /// (never seen).
 ///
-/// Each block gets a compressor of its own (about 370 KiB, zeroed): zlib's
+/// Each attempt gets a compressor of its own (about 370 KiB, zeroed; a small
+/// block that does not fit level 1's codes takes two): zlib's
 /// reset clears the hash heads but keeps the window and the chain links, and
 /// a reused compressor sealed the same text to other bytes after other
 /// blocks (found by the snapshot property test). Two stores given the same
@@ -92,8 +93,9 @@ pub(crate) fn compress(block: &[u8], dictionary: &[u8]) -> Option<Box<[u8]>> {
     let quick = (block.len() < QUICK_BELOW)
         .then(|| compress_at(QUICK_LEVEL, block, dictionary))
         .flatten();
-    // Fixed codes can pass the bound (9 bits for most bytes that do not
-    // repeat): such a block is compressed at `LEVEL`, which stores it.
+    // Fixed codes can pass the bound (9 bits for a byte from 144 up that
+    // does not repeat): such a block is compressed at `LEVEL`, which
+    // stores it.
     quick.or_else(|| compress_at(LEVEL, block, dictionary))
 }
 
@@ -282,9 +284,15 @@ mod tests {
     }
 
     /// Noise just below `QUICK_BELOW` passes the bound in fixed codes, and
-    /// is stored instead.
+    /// is stored at `LEVEL` instead.
     #[test]
     fn noise_stays_within_the_bound() {
+        let small = noise(QUICK_BELOW - 1, 9);
+        assert!(compress_at(QUICK_LEVEL, &small, b"dictionary").is_none());
+        assert_eq!(
+            compress(&small, b"dictionary"),
+            compress_at(LEVEL, &small, b"dictionary")
+        );
         for len in [
             0,
             1,
@@ -337,19 +345,24 @@ mod tests {
     /// more `sele` to walk past.)
     #[test]
     fn a_block_compresses_alike_whatever_was_compressed_before() {
-        for seed in 1..20 {
+        // Below `QUICK_BELOW` and above: at both levels.
+        for (seed, len) in (1..20).flat_map(|seed| [(seed, 6000), (seed, 20_000)]) {
             let mut dictionary = words((8 << 10) - 3, seed);
             dictionary.extend_from_slice(b"sel");
             let mut block = b"E".to_vec();
-            block.extend(words(6000, seed + 100));
+            block.extend(words(len, seed + 100));
             let fresh = std::thread::scope(|scope| {
                 scope
                     .spawn(|| compress(&block, &dictionary).unwrap())
                     .join()
                     .unwrap()
             });
-            compress(&b"e".repeat(5000), &dictionary).unwrap();
-            assert_eq!(compress(&block, &dictionary).unwrap(), fresh, "seed {seed}");
+            compress(&b"e".repeat(len), &dictionary).unwrap();
+            assert_eq!(
+                compress(&block, &dictionary).unwrap(),
+                fresh,
+                "seed {seed}, {len} bytes"
+            );
         }
     }
 }

@@ -911,26 +911,20 @@ impl Arena {
             return;
         }
         let dictionary = xxhash_rust::xxh3::xxh3_64(&self.dictionary);
-        let handed_out: Vec<Job<'_>> = self
-            .unsealed
-            .iter()
-            .filter(|(_, &handed)| handed == Handed::No)
-            .filter_map(|(&index, _)| match self.blocks.get(index as usize) {
-                Some(Block::Open(text)) => Some(Job {
-                    block: index,
-                    hash: xxhash_rust::xxh3::xxh3_64_with_seed(text, dictionary),
-                    text,
-                }),
-                _ => None,
-            })
-            .collect();
-        jobs.section(table, &self.dictionary, &handed_out);
-        let handed_out: Vec<(u32, u64)> = handed_out.iter().map(|j| (j.block, j.hash)).collect();
-        for (index, hash) in handed_out {
-            if let Some(handed) = self.unsealed.get_mut(&index) {
+        let blocks = &self.blocks;
+        let mut handed_out = Vec::new();
+        for (&index, handed) in self.unsealed.iter_mut() {
+            if let (Handed::No, Some(Block::Open(text))) = (*handed, blocks.get(index as usize)) {
+                let hash = xxhash_rust::xxh3::xxh3_64_with_seed(text, dictionary);
                 *handed = Handed::Out { hash };
+                handed_out.push(Job {
+                    block: index,
+                    hash,
+                    text,
+                });
             }
         }
+        jobs.section(table, &self.dictionary, &handed_out);
     }
 
     /// Puts in place block `index`'s seal as a job came back with it: `len`
