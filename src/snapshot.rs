@@ -7,8 +7,9 @@
 //! Layout (little-endian): magic `LGENDSNP`, version `u32`, payload length
 //! `u64`, XXH3-64 of the payload `u64`, payload. The payload is the edge table,
 //! the function table, then the other sources' table, each column as a count,
-//! its values' width and its values (ids, status codes, spans and times in
-//! time order narrowed to the bytes they need: `store::codec`), each text as
+//! its values' width and its values (ids, status codes, spans, times in
+//! time order and execution times in thousandths narrowed to the bytes they
+//! need: `store::codec`), each text as
 //! a length and its UTF-8. A table's free text is
 //! stored as its deflate blocks are held (restoring decodes none of them),
 //! and a block the host's block storage holds as its hash and length (such a
