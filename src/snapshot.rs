@@ -14,13 +14,14 @@
 //! stored as its deflate blocks are held (restoring decodes none of them),
 //! and a block the host's block storage holds as its hash and length (such a
 //! snapshot reopens only with that storage).
-//! Each project's rows are rebuilt (a pass over a column); the URL index is
-//! stored (rebuilding it hashes every URL). Version 16 (columns narrowed;
+//! Each project's rows are rebuilt in one pass over a column, from how many
+//! each project has (stored, and checked against the column); the URL index
+//! is stored (rebuilding it hashes every URL). Version 17 (columns narrowed;
 //! URLs as their origin's and directory's markers then the tail, directories
 //! held once per table; each block's kind: open, sealed, or in storage; text
 //! in 64 KiB deflate blocks against the arena's dictionary; an edge entry's
 //! one request in its own row, and request columns only for entries with
-//! none or several) reads no older
+//! none or several; each table's rows per project) reads no older
 //! version: the edge worker replays its stored batches when its snapshot is
 //! refused, and a saved file is made again from its logs.
 //!
@@ -47,7 +48,7 @@ use crate::store::{
 };
 
 const MAGIC: &[u8; 8] = b"LGENDSNP";
-const VERSION: u32 = 16;
+const VERSION: u32 = 17;
 /// Bytes before the payload.
 pub const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
@@ -166,10 +167,12 @@ fn write_payload(w: &mut Writer, store: &Store) {
     let (wide_index, wide_words) = edge.url_trigrams.wide_parts();
     w.column(&wide_index);
     w.column(&wide_words);
+    w.column(&ProjectRows::slot_counts(&edge.project));
     let functions = &store.functions;
     functions.write_columns(w);
     write_interner(w, &functions.projects);
     write_interner(w, &functions.functions);
+    w.column(&ProjectRows::slot_counts(&functions.project));
     write_other(w, &store.other);
 }
 
@@ -480,9 +483,11 @@ fn read_payload(r: &mut Reader) -> Result<Store> {
         ),
     )
     .ok_or_else(|| invalid("the URL index does not fit the table's projects and URLs"))?;
+    let edge_counts: Vec<u32> = r.column("edge rows per project")?;
     let mut functions = FunctionTable::read_columns(r)?;
     functions.projects = read_interner(r, "function project names")?;
     functions.functions = read_interner(r, "function names")?;
+    let function_counts: Vec<u32> = r.column("function rows per project")?;
     let mut other = OtherTable::read_columns(r)?;
     other.text = read_arena(r, "other sources' text")?;
     other.sources = read_interner(r, "source names")?;
@@ -493,8 +498,16 @@ fn read_payload(r: &mut Reader) -> Result<Store> {
     check_edge(&edge)?;
     check_functions(&functions)?;
     check_other(&other)?;
-    edge.by_project = ProjectRows::from_column(&edge.project);
-    functions.by_project = ProjectRows::from_column(&functions.project);
+    // The project column is checked: each slot is a held project's or none's.
+    edge.by_project =
+        ProjectRows::from_counted_column(&edge.project, &edge_counts, edge.projects.len() + 1)
+            .ok_or_else(|| invalid("edge rows per project are not the project column's"))?;
+    functions.by_project = ProjectRows::from_counted_column(
+        &functions.project,
+        &function_counts,
+        functions.projects.len() + 1,
+    )
+    .ok_or_else(|| invalid("function rows per project are not the project column's"))?;
     Ok(Store {
         edge,
         functions,

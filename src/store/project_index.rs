@@ -65,11 +65,48 @@ pub struct ProjectRows {
 }
 
 impl ProjectRows {
-    /// The rows of each project of a whole project column (a table read from a snapshot).
-    pub(crate) fn from_column(projects: &Chunked<Sym>) -> ProjectRows {
+    /// How many rows of a project column each slot holds, to the last slot
+    /// that holds any: what a snapshot stores beside the column, so that a
+    /// restore reserves each list at once (`from_counted_column`) instead of
+    /// counting first.
+    pub(crate) fn slot_counts(projects: &Chunked<Sym>) -> Vec<u32> {
+        let mut counts = Vec::new();
+        for piece in projects.pieces() {
+            count_slots(piece, &mut counts);
+        }
+        counts.into_iter().map(|n| n as u32).collect()
+    }
+
+    /// The rows of each project of a whole project column (a table read
+    /// from a snapshot) whose slots hold `counts` rows (`slot_counts`), of
+    /// at most `slots` slots; `None` when the counts are not the column's.
+    pub(crate) fn from_counted_column(
+        projects: &Chunked<Sym>,
+        counts: &[u32],
+        slots: usize,
+    ) -> Option<ProjectRows> {
+        let total = counts.iter().map(|&n| n as u64).sum::<u64>();
+        if counts.len() > slots || total != projects.len() as u64 {
+            return None;
+        }
         let mut rows = ProjectRows::default();
-        rows.update(projects, 0, None);
-        rows
+        grow_to(&mut rows.slots, counts.len(), Vec::new);
+        for (list, &n) in rows.slots.iter_mut().zip(counts) {
+            grow(list, n as usize);
+        }
+        for (first_row, piece) in chunk_ranges(0..projects.len())
+            .map(|range| (range.start, projects.piece(range).unwrap_or_default()))
+        {
+            push_rows(piece, first_row, &mut rows.slots);
+        }
+        // With the total right, a row left out (its slot past the counts) or
+        // one too many in a slot leaves some slot short.
+        let as_counted = rows
+            .slots
+            .iter()
+            .zip(counts)
+            .all(|(list, &n)| list.len() == n as usize);
+        as_counted.then_some(rows)
     }
 
     /// The rows of `project`, in time order.
@@ -946,6 +983,54 @@ impl RequiredLiterals<'_> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn rows_restored_from_their_counts_are_the_column_s_and_other_counts_are_refused() {
+        // Past a chunk, with rows of no project, and projects of very unequal size.
+        let mut column = Chunked::default();
+        let mut state = 7u64;
+        for _ in 0..150_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            let project = match (state >> 33) % 100 {
+                0..=59 => 0,
+                60..=89 => (state >> 40) as Sym % 4 + 1,
+                90..=98 => (state >> 40) as Sym % 40 + 5,
+                _ => NONE,
+            };
+            column.push(project);
+        }
+        let mut built = ProjectRows::default();
+        built.update(&column, 0, None);
+        let counts = ProjectRows::slot_counts(&column);
+        assert_eq!(counts.len(), built.slot_count());
+        let restored = ProjectRows::from_counted_column(&column, &counts, 46).unwrap();
+        assert_eq!(restored.slots, built.slots);
+        assert_eq!(restored.heap_bytes(), built.heap_bytes());
+        assert!(ProjectRows::from_counted_column(&column, &counts, 45).is_none());
+        let refused = |change: &dyn Fn(&mut Vec<u32>)| {
+            let mut wrong = counts.clone();
+            change(&mut wrong);
+            ProjectRows::from_counted_column(&column, &wrong, 46).is_none()
+        };
+        assert!(refused(&|c| c[3] += 1), "one row too many");
+        assert!(refused(&|c| {
+            c[3] += 1;
+            c[4] -= 1;
+        }));
+        assert!(
+            refused(&|c| c.truncate(c.len() - 1)),
+            "a slot's rows left out"
+        );
+        assert!(refused(&|c| {
+            let last = c.pop().unwrap();
+            c[0] += last;
+        }));
+        assert!(refused(&|c| c.clear()));
+        let one_more_empty = [&counts[..], &[0]].concat();
+        assert!(ProjectRows::from_counted_column(&column, &one_more_empty, 47).is_some());
+    }
 
     /// What `check_origins` decides, asked of each origin alone.
     fn each_alone(origins: &[String], literal: &[u8]) -> Vec<u8> {
