@@ -21,7 +21,8 @@
 //! held once per table; each block's kind: open, sealed, or in storage; text
 //! in 64 KiB deflate blocks against the arena's dictionary; an edge entry's
 //! one request in its own row, and request columns only for entries with
-//! none or several; each table's rows per project) reads no older
+//! none or several; execution times as thousandths; each table's rows per
+//! project) reads no older
 //! version: the edge worker replays its stored batches when its snapshot is
 //! refused, and a saved file is made again from its logs.
 //!

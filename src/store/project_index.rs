@@ -8,9 +8,10 @@
 //!   many trigrams, so that usage.api-counts skips every project whose URLs
 //!   cannot contain the literals its pattern requires.
 //!
-//! A snapshot stores the URL index (rebuilding it would hash every URL)
-//! and rebuilds the project rows from the project column. Memory is predicted
-//! by the same growth rule as the columns.
+//! A snapshot stores the URL index (rebuilding it would hash every URL) and
+//! how many rows each project has; a restore fills the project rows in one
+//! pass over the project column, checking them against those counts. Memory
+//! is predicted by the same growth rule as the columns.
 
 use std::ops::Range;
 
@@ -70,23 +71,24 @@ impl ProjectRows {
     /// restore reserves each list at once (`from_counted_column`) instead of
     /// counting first.
     pub(crate) fn slot_counts(projects: &Chunked<Sym>) -> Vec<u32> {
-        let mut counts = Vec::new();
-        for piece in projects.pieces() {
-            count_slots(piece, &mut counts);
-        }
-        counts.into_iter().map(|n| n as u32).collect()
+        rows_per_slot(projects, 0)
+            .into_iter()
+            .map(|n| n as u32)
+            .collect()
     }
 
     /// The rows of each project of a whole project column (a table read
     /// from a snapshot) whose slots hold `counts` rows (`slot_counts`), of
-    /// at most `slots` slots; `None` when the counts are not the column's.
+    /// at most `most_slots` slots; `None` when the counts are not the
+    /// column's (as `slot_counts` writes them: the last slot holds rows).
     pub(crate) fn from_counted_column(
         projects: &Chunked<Sym>,
         counts: &[u32],
-        slots: usize,
+        most_slots: usize,
     ) -> Option<ProjectRows> {
         let total = counts.iter().map(|&n| n as u64).sum::<u64>();
-        if counts.len() > slots || total != projects.len() as u64 {
+        let last_holds_rows = counts.last().is_none_or(|&n| n > 0);
+        if counts.len() > most_slots || total != projects.len() as u64 || !last_holds_rows {
             return None;
         }
         let mut rows = ProjectRows::default();
@@ -94,9 +96,7 @@ impl ProjectRows {
         for (list, &n) in rows.slots.iter_mut().zip(counts) {
             grow(list, n as usize);
         }
-        for (first_row, piece) in chunk_ranges(0..projects.len())
-            .map(|range| (range.start, projects.piece(range).unwrap_or_default()))
-        {
+        for (first_row, piece) in pieces_from(projects, 0) {
             push_rows(piece, first_row, &mut rows.slots);
         }
         // With the total right, a row left out (its slot past the counts) or
@@ -171,14 +171,7 @@ impl ProjectRows {
         reordered_from: Option<usize>,
     ) {
         let from = reordered_from.map_or(first_new, |r| r.min(first_new));
-        let pieces = || {
-            chunk_ranges(from..projects.len())
-                .map(|range| (range.start, projects.piece(range).unwrap_or_default()))
-        };
-        let mut counts = Vec::new();
-        for (_, piece) in pieces() {
-            count_slots(piece, &mut counts);
-        }
+        let counts = rows_per_slot(projects, from);
         grow_to(&mut self.slots, counts.len(), Vec::new);
         for (rows, &n) in self.slots.iter_mut().zip(&counts) {
             if n > 0 {
@@ -187,7 +180,7 @@ impl ProjectRows {
                 grow(rows, n);
             }
         }
-        for (first_row, piece) in pieces() {
+        for (first_row, piece) in pieces_from(projects, from) {
             push_rows(piece, first_row, &mut self.slots);
         }
     }
@@ -207,9 +200,25 @@ impl ProjectRows {
 // not inlined, as a restore checks columns (`PointsInto`): restoring a
 // snapshot indexes every row.
 
+/// The project column's rows from `from` on, a piece at a time, each with its first row.
+fn pieces_from(projects: &Chunked<Sym>, from: usize) -> impl Iterator<Item = (usize, &[Sym])> {
+    chunk_ranges(from..projects.len())
+        .map(|range| (range.start, projects.piece(range).unwrap_or_default()))
+}
+
+/// How many of the project column's rows from `from` on each slot holds, to
+/// the last slot that holds any.
+fn rows_per_slot(projects: &Chunked<Sym>, from: usize) -> Vec<usize> {
+    let mut counts = Vec::new();
+    for (_, piece) in pieces_from(projects, from) {
+        add_slot_counts(piece, &mut counts);
+    }
+    counts
+}
+
 /// Adds each slot's rows in `projects` to `counts` (lengthened as needed).
 #[inline(never)]
-fn count_slots(projects: &[Sym], counts: &mut Vec<usize>) {
+fn add_slot_counts(projects: &[Sym], counts: &mut Vec<usize>) {
     for &p in projects {
         let s = slot(p);
         if s >= counts.len() {
@@ -1029,7 +1038,13 @@ mod tests {
         }));
         assert!(refused(&|c| c.clear()));
         let one_more_empty = [&counts[..], &[0]].concat();
-        assert!(ProjectRows::from_counted_column(&column, &one_more_empty, 47).is_some());
+        assert!(
+            ProjectRows::from_counted_column(&column, &one_more_empty, 47).is_none(),
+            "a last slot with no rows, which `slot_counts` never writes"
+        );
+        let empty = Chunked::default();
+        let none = ProjectRows::from_counted_column(&empty, &[], 1).unwrap();
+        assert_eq!(none.slot_count(), 0);
     }
 
     /// What `check_origins` decides, asked of each origin alone.
