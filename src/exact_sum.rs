@@ -326,19 +326,12 @@ impl TryFrom<Wire> for ExactSum {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::xorshift as next;
 
     fn sum_of(values: &[f64]) -> f64 {
         let mut sum = ExactSum::default();
         values.iter().for_each(|&v| sum.extend([v]));
         sum.value()
-    }
-
-    /// xorshift64: the same values on every run.
-    fn next(state: &mut u64) -> u64 {
-        *state ^= *state << 13;
-        *state ^= *state >> 7;
-        *state ^= *state << 17;
-        *state
     }
 
     #[test]

@@ -1737,12 +1737,7 @@ mod tests {
     #[test]
     fn numbers_read_as_serde_json_reads_them() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = move || crate::test_rng::xorshift(&mut seed);
         let mut texts: Vec<String> = [
             "0",
             "-0",

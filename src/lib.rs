@@ -9,6 +9,8 @@
 //! values come in and results and errors go out.
 
 // Basics: the engine's memory, time, errors, JSON writing, mergeable quantiles and sums, request parameters and paths, the worker's settings.
+#[cfg(test)]
+mod test_rng;
 mod memory;
 mod words;
 pub mod timestamp;

@@ -160,12 +160,7 @@ pub(crate) fn packed_and_gathered(
     use crate::timestamp::{DAY, HOUR};
     use std::borrow::Cow;
     let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = move || crate::test_rng::xorshift(&mut state);
     let (mut packed, mut gathered) = (FunctionTable::default(), FunctionTable::default());
     let mut all = Vec::new();
     for batch in 0..12 {

@@ -744,11 +744,9 @@ mod tests {
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let decimals: Vec<f64> = (0..20_000)
             .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                let places = (state % 4) as usize;
-                let digits = state >> 40;
+                let random = crate::test_rng::xorshift(&mut state);
+                let places = (random % 4) as usize;
+                let digits = random >> 40;
                 let text = format!("{digits}");
                 let (int, frac) = text.split_at(text.len().saturating_sub(places));
                 format!("{}.{}0", if int.is_empty() { "0" } else { int }, frac)

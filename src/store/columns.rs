@@ -589,10 +589,8 @@ mod tests {
                 let column: Vec<u64> = (0..len as u64).map(|v| v * 10).collect();
                 let mut order: Vec<u32> = (from as u32..len as u32).collect();
                 for i in (1..order.len()).rev() {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    order.swap(i, (seed % (i as u64 + 1)) as usize);
+                    let pick = crate::test_rng::xorshift(&mut seed) % (i as u64 + 1);
+                    order.swap(i, pick as usize);
                 }
                 // `order` applied to the column, as `permute` should leave it.
                 let check = |order: &[u32], merged_from: Option<usize>| {

@@ -187,6 +187,7 @@ impl Decoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::xorshift as next;
 
     /// The block `compressed` decodes to, with a decoder of its own.
     fn decompress(compressed: &[u8], len: usize, dictionary: &[u8]) -> Option<Vec<u8>> {
@@ -194,14 +195,6 @@ mod tests {
         Decoder::default()
             .decode_into(compressed, len, dictionary, &mut out)
             .then_some(out)
-    }
-
-    /// The next of xorshift64's states.
-    fn next(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
     }
 
     fn noise(len: usize, mut seed: u64) -> Vec<u8> {

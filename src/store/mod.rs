@@ -1186,12 +1186,7 @@ mod tests {
     #[test]
     fn a_crowded_url_filter_gets_a_wide_filter_that_doubles() {
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = move || crate::test_rng::xorshift(&mut seed);
         let batches: Vec<Vec<String>> = (0..8)
             .map(|_| {
                 (0..300)

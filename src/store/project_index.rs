@@ -999,13 +999,11 @@ mod tests {
         let mut column = Chunked::default();
         let mut state = 7u64;
         for _ in 0..150_000 {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            let project = match (state >> 33) % 100 {
+            let random = crate::test_rng::xorshift(&mut state);
+            let project = match random % 100 {
                 0..=59 => 0,
-                60..=89 => (state >> 40) as Sym % 4 + 1,
-                90..=98 => (state >> 40) as Sym % 40 + 5,
+                60..=89 => (random >> 40) as Sym % 4 + 1,
+                90..=98 => (random >> 40) as Sym % 40 + 5,
                 _ => NONE,
             };
             column.push(project);
