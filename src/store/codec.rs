@@ -97,8 +97,8 @@ macro_rules! fixed_number {
 // where a loop over its values ran, on a cold restore, in a wasm engine's
 // baseline code. Ids (projects, functions, URLs) and status codes are far
 // below u32::MAX, times in time order differ by far less than an i64 holds,
-// and execution times are few thousandths: written in the bytes their
-// largest value or step needs (`Writer::column_of_pieces`), a full object's
+// and execution times are whole thousandths that fit a few bytes: written
+// in the bytes their largest value or step needs (`Writer::column_of_pieces`), a full object's
 // snapshot is about two fifths smaller, and a cold start reads it from
 // storage that much sooner.
 fixed_number!(

@@ -196,10 +196,6 @@ impl ProjectRows {
     }
 }
 
-// A piece (a chunk of the project column) at a time, in functions that are
-// not inlined, as a restore checks columns (`PointsInto`): restoring a
-// snapshot indexes every row.
-
 /// The project column's rows from `from` on, a piece at a time, each with its first row.
 fn pieces_from(projects: &Chunked<Sym>, from: usize) -> impl Iterator<Item = (usize, &[Sym])> {
     chunk_ranges(from..projects.len())
@@ -215,6 +211,10 @@ fn rows_per_slot(projects: &Chunked<Sym>, from: usize) -> Vec<usize> {
     }
     counts
 }
+
+// A piece (a chunk of the project column) at a time, in functions that are
+// not inlined, as a restore checks columns (`PointsInto`): restoring a
+// snapshot indexes every row.
 
 /// Adds each slot's rows in `projects` to `counts` (lengthened as needed).
 #[inline(never)]
